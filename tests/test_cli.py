@@ -143,13 +143,13 @@ def test_score_json_matches_the_library(runs):
 
 def test_score_csv_and_markdown_carry_the_same_numbers(runs):
     _, path, outcomes = runs
-    common = ("score", str(path), "--by", "target", "--k", "2", "--metric", "pass@k", "--ci", "t")
+    common = ("score", str(path), "--by", "target", "--k", "2", "--metric", "pass@k")
     rows = list(csv.DictReader(io.StringIO(run(*common, "-f", "csv").stdout)))
     assert [row["target"] for row in rows] == ["alpha", "beta"]
     for row in rows:
         bank = _bank(outcomes[row["target"]])
         assert float(row["estimate"]) == pytest.approx(pass_at_k(bank, 2), abs=1e-12)
-        assert row["method"] == "t" and row["rows_skipped"] == "0"
+        assert row["method"] == "wilson-eff" and row["rows_skipped"] == "0"
     markdown = run(*common, "-f", "markdown").stdout
     assert "### target=alpha" in markdown and "| pass@2 |" in markdown
     assert "rows: 144 read, 144 used, 0 skipped, 0 errored" in markdown

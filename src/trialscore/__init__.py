@@ -50,6 +50,7 @@ _LAZY = {
     "recommend_retry_strategy": ("trialscore.advice", "recommend_retry_strategy"),
     "bootstrap_interval": ("trialscore.stats", "bootstrap_interval"),
     "compare_paired": ("trialscore.stats", "compare_paired"),
+    "item_interval": ("trialscore.stats", "item_interval"),
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
 }
 
@@ -89,6 +90,7 @@ __all__ = [
     "g_pass_at_k",
     "g_pass_at_k_tao",
     "g_pass_at_k_tau",
+    "item_interval",
     "item_scores",
     "maj_at_k",
     "mg_pass_at_k",

@@ -7,10 +7,10 @@ import pytest
 
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import g_pass_at_k_tau, item_scores, mg_pass_at_k
+from trialscore.estimators import g_pass_at_k_tau, mg_pass_at_k
 from trialscore.results.counts import GroupCounts
 from trialscore.results.scorecard import MetricSpec, metric_interval, metric_specs, score_group
-from trialscore.stats import bayes_interval, bootstrap_interval, mean_interval, proportion_interval
+from trialscore.stats import bayes_interval, bootstrap_interval, item_interval, proportion_interval
 
 
 @pytest.fixture
@@ -40,8 +40,8 @@ def test_metric_specs_expand_k_and_name_tau():
     [
         ("bootstrap", lambda b: bootstrap_interval(b, "mg-pass@k", 3, seed=4, resamples=2000)),
         ("bca", lambda b: bootstrap_interval(b, "mg-pass@k", 3, method="bca", seed=4, resamples=2000)),
-        ("t", lambda b: mean_interval(item_scores(b, "mg-pass@k", 3), 0.95, "t", clip=(0, 1))),
-        ("normal", lambda b: mean_interval(item_scores(b, "mg-pass@k", 3), 0.95, "normal", clip=(0, 1))),
+        ("auto", lambda b: item_interval(b, "mg-pass@k", 3)),
+        ("wilson-eff", lambda b: item_interval(b, "mg-pass@k", 3)),
     ],
 )
 def test_metric_interval_uses_the_stats_method(bank, ci, expected):
@@ -50,12 +50,23 @@ def test_metric_interval_uses_the_stats_method(bank, ci, expected):
     assert interval.estimate == pytest.approx(mg_pass_at_k(bank, 3), abs=1e-12)
 
 
-def test_default_interval_is_t_below_30_items_and_normal_from_30(bank):
-    small = metric_interval(bank, MetricSpec("pass^k", 2))
-    assert small == mean_interval(item_scores(bank, "pass^k", 2), 0.95, "t", clip=(0, 1))
-    large_bank = Bank.from_counts(np.tile(bank.n, 2), np.tile(bank.c, 2))
-    large = metric_interval(large_bank, MetricSpec("pass^k", 2))
-    assert large.method == "normal" and large.n == 50
+def test_default_interval_never_collapses_on_saturated_or_single_items():
+    saturated = Bank.from_counts([5] * 20, [5] * 20)
+    for spec in (
+        MetricSpec("avg"),
+        MetricSpec("pass@k", 5),
+        MetricSpec("pass^k", 5),
+        MetricSpec("pass@k", 2),
+    ):
+        interval = metric_interval(saturated, spec)
+        assert interval.estimate == 1.0 and interval.high == 1.0 and interval.low < 1.0, spec
+        assert interval.method == "wilson-eff"
+    # 0/1 item values (pass@N at k = n): exactly Wilson's interval of the 20 items.
+    assert metric_interval(saturated, MetricSpec("pass@k", 5)).low == pytest.approx(
+        proportion_interval(20, 20).low, rel=1e-12
+    )
+    one = metric_interval(Bank.from_counts([4], [2]), MetricSpec("avg"))
+    assert 0.0 < one.low < 0.5 < one.high < 1.0 and one.n == 1
 
 
 def test_proportion_intervals_only_for_pass_rates(bank):
@@ -66,19 +77,19 @@ def test_proportion_intervals_only_for_pass_rates(bank):
         metric_interval(bank, MetricSpec("pass@k", 2), "wilson")
     with pytest.raises(EvaluationError, match="ci must be one of"):
         metric_interval(bank, MetricSpec("avg"), "magic")
-    with pytest.raises(EvaluationError, match="ci 't' needs at least 2 items"):
-        metric_interval(Bank.from_counts([4], [2]), MetricSpec("avg"), "t")
+    with pytest.raises(EvaluationError, match="ci must be one of"):
+        metric_interval(bank, MetricSpec("avg"), "t")
 
 
 def test_bayes_always_gets_its_credible_interval(bank):
-    assert metric_interval(bank, MetricSpec("bayes"), "t") == bayes_interval(bank)
+    assert metric_interval(bank, MetricSpec("bayes"), "auto") == bayes_interval(bank)
 
 
 def test_score_group_counts_flaky_items_and_keeps_tau(bank):
     items = np.array([f"q{i}" for i in range(bank.items)], dtype=object)
     errored = np.zeros(bank.items, dtype=np.int64)
     group = GroupCounts((("target", "m"),), items, bank.n, bank.c, errored)
-    card = score_group(group, metric_specs(["g-pass@k"], [4], tau=0.5), ci="t")
+    card = score_group(group, metric_specs(["g-pass@k"], [4], tau=0.5))
     assert card.flaky_items == int(((bank.c > 0) & (bank.c < bank.n)).sum())
     assert card.metrics[0].interval.estimate == pytest.approx(g_pass_at_k_tau(bank, 4, 0.5), abs=1e-12)
     data = card.to_dict()

@@ -13,6 +13,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult, TrialRecord
 from trialscore.runner.strategies import aggregate
 from trialscore.runner.suite import CaseSettings
+from trialscore.stats import bounded_mean_interval
 
 
 def settings(strategy: str = "pass_at_k", trials: int = 3, threshold=None, borderline=None) -> CaseSettings:
@@ -52,10 +53,16 @@ def test_seed_003_pass_at_k_example_shape() -> None:
 
 def test_all_trials_failing_is_fail_not_borderline_for_every_strategy() -> None:
     records = [trial(0, 0.7, "borderline"), trial(1, 0.75, "borderline"), trial(2, 0.65, "borderline")]
-    for strategy in ("pass_at_k", "pass_all", "mean", "confidence_interval"):
+    for strategy in ("pass_at_k", "pass_all", "mean"):
         result = aggregate(records, settings(strategy, threshold=0.8, borderline=0.6), "case-1", "a")
         assert result.verdict == "fail", strategy
         assert result.passed_attempts == 0
+    # confidence_interval reads its verdict off its interval alone: 3 scores around 0.7 cannot rule
+    # out a mean of 0.8 (the t interval says the same: [0.576, 0.824]); 10 failed 0/1 trials can.
+    ci = aggregate(records, settings("confidence_interval", threshold=0.8), "case-1", "a")
+    assert ci.verdict == "borderline" and ci.ci95.low < 0.8 <= ci.ci95.high
+    zeros = [trial(i, 0.0, "fail") for i in range(10)]
+    assert aggregate(zeros, settings("confidence_interval", 10, threshold=0.8), "c", "a").verdict == "fail"
 
 
 def test_pass_all_needs_every_trial() -> None:
@@ -82,29 +89,65 @@ def test_mean_without_threshold_is_refused() -> None:
         aggregate([trial(0, 1.0, "pass")], settings("mean"), "c", "a")
 
 
-@pytest.mark.parametrize("n", [5, 29, 30, 40])
-def test_confidence_interval_t_below_30_normal_from_30(n: int) -> None:
+def test_confidence_interval_of_0_1_trials_is_wilson_of_the_trials() -> None:
+    records = [trial(i, 1.0, "pass") for i in range(5)]
+    result = aggregate(records, settings("confidence_interval", 5, threshold=0.8), "c", "a")
+    assert (result.ci95.low, result.ci95.high) == pytest.approx((5 / (5 + 1.959963984540054**2), 1.0))
+    assert result.verdict == "borderline" and result.ci95.method == "wilson-eff"
+    assert result.to_dict()["ci95"] == [result.ci95.low, result.ci95.high]
+
+
+@pytest.mark.parametrize("n", [5, 29, 40])
+def test_confidence_interval_of_continuous_scores_is_the_bounded_mean_interval(n: int) -> None:
     rng = np.random.default_rng(n)
     scores = np.round(rng.uniform(0.3, 1.0, n), 3)
     records = [trial(i, float(s), "pass" if s >= 0.5 else "fail") for i, s in enumerate(scores)]
     result = aggregate(records, settings("confidence_interval", n, threshold=0.5), "c", "a")
-    mean, sem = scores.mean(), stats.sem(scores)
-    if n < 30:
-        low, high = stats.t.interval(0.95, n - 1, loc=mean, scale=sem)
-        assert result.ci95.method == "t"
-    else:
-        low, high = stats.norm.interval(0.95, loc=mean, scale=sem)
-        assert result.ci95.method == "normal"
-    assert result.score == pytest.approx(mean, rel=1e-12)
-    assert result.ci95.low == pytest.approx(max(low, 0.0), rel=1e-10)
-    assert result.ci95.high == pytest.approx(min(high, 1.0), rel=1e-10)
-    assert result.to_dict()["ci95"] == [result.ci95.low, result.ci95.high]
+    assert result.score == pytest.approx(scores.mean(), rel=1e-12)
+    assert result.ci95 == bounded_mean_interval(scores.tolist())
+    if n >= 30:  # with many trials it is the t interval in Wilson's form: nearly the same width
+        low, high = stats.t.interval(0.95, n - 1, loc=scores.mean(), scale=stats.sem(scores))
+        assert result.ci95.width == pytest.approx(high - low, rel=0.05)
+
+
+@pytest.mark.slow
+def test_confidence_interval_covers_continuous_scores() -> None:
+    """Seeded: per-trial scores ~ Beta(a, b); the interval covers a/(a+b) at least 94% of the time."""
+    rng = np.random.default_rng(2026)
+    for a, b in [(8, 2), (2, 2), (0.5, 0.5), (3, 1)]:
+        for n in (3, 5, 10, 30):
+            draws = rng.beta(a, b, (2000, n))
+            covered = [bounded_mean_interval(row).contains(a / (a + b)) for row in draws]
+            assert np.mean(covered) >= 0.94, (a, b, n)
+
+
+def test_confidence_interval_of_equal_scores_is_not_a_point() -> None:
+    records = [trial(i, 0.9, "pass") for i in range(4)]
+    result = aggregate(records, settings("confidence_interval", 4, threshold=0.8), "c", "a")
+    assert result.ci95.low < 0.8 < 0.9 < result.ci95.high < 1.0 and result.verdict == "borderline"
+    assert result.ci95.n_effective == 16
+
+
+def test_confidence_interval_false_pass_rate_is_below_its_level() -> None:
+    # A case whose true pass rate is 0.7, threshold 0.8: exact probability of a `pass` verdict.
+    for n in (3, 5, 10, 30):
+        false_pass = 0.0
+        for passes in range(n + 1):
+            records = [
+                trial(i, 1.0 if i < passes else 0.0, "pass" if i < passes else "fail") for i in range(n)
+            ]
+            if (
+                aggregate(records, settings("confidence_interval", n, threshold=0.8), "c", "a").verdict
+                == "pass"
+            ):
+                false_pass += stats.binom.pmf(passes, n, 0.7)
+        assert false_pass <= 0.025, n
 
 
 def test_confidence_interval_verdict_uses_the_whole_interval() -> None:
-    tight_high = [trial(i, s, "pass") for i, s in enumerate([0.9, 0.92, 0.91, 0.93])]
+    tight_high = [trial(i, s, "pass") for i, s in enumerate([0.9, 0.92, 0.91, 0.93] * 3)]
     assert (
-        aggregate(tight_high, settings("confidence_interval", 4, threshold=0.8), "c", "a").verdict == "pass"
+        aggregate(tight_high, settings("confidence_interval", 12, threshold=0.8), "c", "a").verdict == "pass"
     )
     wide = [trial(0, 1.0, "pass"), trial(1, 0.2, "fail"), trial(2, 0.9, "pass"), trial(3, 0.3, "fail")]
     assert (

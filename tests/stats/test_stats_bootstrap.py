@@ -109,11 +109,17 @@ def test_same_seed_same_bytes_other_seed_other_draws() -> None:
     assert bootstrap_interval(R, seed=15).to_dict() == bootstrap_interval(R, seed=15).to_dict()
 
 
-def test_items_in_one_state_give_a_point_interval() -> None:
+def test_items_in_one_state_fall_back_to_the_default_interval_instead_of_a_point() -> None:
     R = np.ones((20, 5), dtype=int)
+    expected = ts.stats.item_interval(R, "pass^k", 3)
     for method in ("percentile", "bca"):
         interval = bootstrap_interval(R, "pass^k", k=3, method=method, resamples=100)
-        assert (interval.low, interval.estimate, interval.high, interval.se) == (1.0, 1.0, 1.0, 0.0)
+        assert interval.low == expected.low < 1.0 == interval.high == interval.estimate
+        assert interval.method == "wilson-eff (the bootstrap had no spread)"
+    scores = bootstrap_mean_interval([0.5, 0.5, 0.5])
+    assert scores.low < 0.5 < scores.high and "no spread" in scores.method
+    with pytest.raises(EvaluationError, match="every one of the 3 values is 2"):
+        bootstrap_mean_interval([2.0, 2.0, 2.0])
 
 
 def test_ragged_banks_and_counts_resample_by_item() -> None:

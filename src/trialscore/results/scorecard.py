@@ -20,12 +20,14 @@ names G-Pass@k_tau with the given ``tau``, default 0.5, and the output calls it
 
 Intervals (``ci``), at ``level``:
 
-* ``auto`` (default), ``t``, ``normal``: the mean of the per-item values
-  :math:`\bar v \pm q\,s/\sqrt M` (:func:`trialscore.stats.mean_interval`), clipped
-  to [0, 1]; ``auto`` takes the t quantile below 30 items and the normal one from
-  30 on (seed 003's rule; the items are the independent units, as in Miller 2024);
+* ``auto`` (default) = ``wilson-eff``: Wilson's score interval of the mean of the
+  per-item values on an effective number of items set by their spread, between the
+  number of items and the information of the trials
+  (:func:`trialscore.stats.item_interval`); never zero width, inside [0, 1], with
+  its measured coverage in docs/stats.md;
 * ``bootstrap`` / ``bca``: items resampled with replacement, percentile / BCa
-  (:func:`trialscore.stats.bootstrap_interval`), seeded;
+  (:func:`trialscore.stats.bootstrap_interval`), seeded; a bootstrap with no
+  spread (every item equal) falls back to ``wilson-eff`` and says so;
 * ``wilson``, ``clopper-pearson``, ``jeffreys``, ``agresti-coull``: a proportion
   interval on the pooled trials :math:`\sum c / \sum n`, as seed 002 does; this
   treats trials as independent, so it is offered only for pass rates (``avg``,
@@ -44,8 +46,8 @@ import numpy as np
 
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores
 from trialscore.results.counts import GroupCounts
+from trialscore.stats.intervals import Interval
 
 __all__ = [
     "CI_METHODS",
@@ -72,11 +74,10 @@ METRICS: dict[str, tuple[str, bool]] = {
 
 #: Interval methods and what they compute.
 CI_METHODS: dict[str, str] = {
-    "auto": "t interval of the per-item values below 30 items, normal from 30",
+    "auto": "wilson-eff: Wilson interval of the per-item values on an effective number of items",
+    "wilson-eff": "Wilson interval of the per-item values on an effective number of items",
     "bootstrap": "percentile bootstrap over items",
     "bca": "BCa bootstrap over items",
-    "t": "t interval of the per-item values",
-    "normal": "normal interval of the per-item values",
     "wilson": "Wilson interval of the pooled trials",
     "clopper-pearson": "Clopper-Pearson interval of the pooled trials",
     "jeffreys": "Jeffreys interval of the pooled trials",
@@ -141,18 +142,18 @@ def metric_interval(
     resamples: int = 10_000,
     seed: int = 0,
     states: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-) -> Any:
+) -> Interval:
     """The estimate of ``spec`` on ``bank`` with its interval (a :class:`trialscore.stats.Interval`).
 
     ``states`` may pass ``bank.states()`` when it is already computed (several metrics of one bank).
 
     >>> bank = Bank.from_counts([4, 4, 4, 4, 4, 4], [1, 3, 4, 2, 4, 3])
     >>> print(metric_interval(bank, MetricSpec("avg")))
-    0.7083 [0.4016, 1] (95% t, n=6, clipped to [0, 1])
+    0.7083 [0.3807, 0.9056] (95% wilson-eff, n=6, effective n=14.51)
     >>> print(metric_interval(bank, MetricSpec("pass@k", 2), ci="bootstrap"))
     0.8889 [0.7222, 1] (95% bootstrap percentile (10000 resamples, seed 0), n=6)
     """
-    from trialscore.stats import bayes_interval, bootstrap_interval, mean_interval, proportion_interval
+    from trialscore.stats import bayes_interval, bootstrap_interval, item_interval, proportion_interval
 
     if ci not in CI_METHODS:
         raise EvaluationError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}")
@@ -171,12 +172,7 @@ def metric_interval(
                 f"not {spec.label}; use --ci bootstrap"
             )
         return proportion_interval(int(bank.c.sum()), int(bank.n.sum()), level, ci)
-    if bank.items < 2:
-        raise EvaluationError(f"ci {ci!r} needs at least 2 items; got {bank.items} (use --ci bootstrap)")
-    # The per-item values as a multiset: each distinct (n, c) state's value, repeated per item in it.
-    n, c, freq = bank.states() if states is None else states
-    values = np.repeat(state_scores(n, c, spec.metric, k, spec.tau), freq)
-    return mean_interval(values, level, ci, clip=(0.0, 1.0))
+    return item_interval(bank, spec.metric, k, spec.tau, level, states)
 
 
 @dataclass(frozen=True)
@@ -241,7 +237,7 @@ def score_group(
     >>> import numpy as np
     >>> group = GroupCounts((("target", "m"),), np.array(["a", "b", "c"], dtype=object),
     ...                     np.array([4, 4, 4]), np.array([1, 3, 4]), np.array([0, 0, 0]))
-    >>> card = score_group(group, [MetricSpec("avg")], ci="t")
+    >>> card = score_group(group, [MetricSpec("avg")])
     >>> card.flaky_items, round(card.metrics[0].interval.estimate, 4), [a.code for a in card.advice]
     (2, 0.6667, ['report_range', 'retry_once', 'inconsistent_agent'])
     """

@@ -10,16 +10,27 @@ strategy                    case score                           case verdict
 ``pass_all``                worst trial score                    pass if every trial passed, else fail
 ``mean``                    mean trial score                     pass if mean >= threshold; borderline if
                                                                  mean >= borderline; else fail
-``confidence_interval``     mean, with ``ci95`` (t for n < 30,   pass if the whole ci95 is >= threshold; fail
-                            normal beyond; clipped to [0, 1])    if it is all below; else borderline
+``confidence_interval``     mean, with ``ci95`` (``wilson-eff``,  pass if the whole ci95 is >= threshold; fail
+                            see below)                           if it is all below; else borderline
 ==========================  ===================================  =============================================
 
-Whatever the strategy, a case whose scored trials all failed is ``fail``, never
-``borderline`` (seed 003).  A case with no scored trial has no score and the
-verdict ``error`` (its trials all errored) or ``skipped`` (the cost limit stopped
-it before any trial ran).  With fewer than two scored trials ``confidence_interval``
-has no interval and decides like ``mean``.  With ``trials.count == 1`` the result
-is seed 003's plain single-trial record, with no ``trials`` list and no ``aggregation``.
+A case whose scored trials all failed is ``fail``, never ``borderline`` (seed
+003), except under ``confidence_interval``, whose verdict is read off its
+interval alone so that the two never disagree (its interval of all-failed
+trials lies below any threshold above ``q**2 / (n + q**2)``).  A case with no
+scored trial has no score and the verdict ``error`` (its trials all errored) or
+``skipped`` (the cost limit stopped it before any trial ran).
+
+The ``ci95`` of ``confidence_interval`` is
+:func:`trialscore.stats.bounded_mean_interval` of the trial scores: for 0/1
+scores it is Wilson's score interval of the trials (so 5 passes of 5 give
+``[0.566, 1]``, not ``[1, 1]``, and a case at 0.7 is called ``pass`` against a
+0.8 threshold with probability below 2.5%); for continuous scores it is the
+t-based interval on the trials' own spread (seed 003's t for small samples),
+written in Wilson's form so that it stays inside [0, 1], and a zero spread is
+never taken as certainty (the effective n is at most ``n**2``).  With
+``trials.count == 1`` the result is seed 003's plain single-trial record, with no
+``trials`` list and no ``aggregation``.
 """
 
 from __future__ import annotations
@@ -35,7 +46,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.suite import CaseSettings, Strategy
 from trialscore.scoring import GraderResult, StimulusScore, TrialGrade, compute_stimulus_score
-from trialscore.stats.intervals import Interval, mean_interval
+from trialscore.stats.intervals import Interval, bounded_mean_interval
 
 __all__ = ["CaseResult", "CaseVerdict", "TrialSummary", "aggregate"]
 
@@ -168,17 +179,17 @@ def _verdict(
     if strategy == "pass_all":
         return min(scores), "pass" if passed == n else "fail"
     mean = math.fsum(scores) / n
+    threshold = settings.threshold
+    if ci is not None and threshold is not None:
+        if ci.low >= threshold:
+            return mean, "pass"
+        return mean, "fail" if ci.high < threshold else "borderline"
     if passed == 0:
         return mean, "fail"
-    threshold = settings.threshold
     if threshold is None:
         raise EvaluationError(
             f"strategy {strategy!r} needs a threshold to compare the mean score to; got None"
         )
-    if ci is not None:
-        if ci.low >= threshold:
-            return mean, "pass"
-        return mean, "fail" if ci.high < threshold else "borderline"
     if mean >= threshold:
         return mean, "pass"
     if settings.borderline is not None and mean >= settings.borderline:
@@ -228,8 +239,8 @@ def aggregate(
     known = [cost for cost in costs if cost is not None]
     strategy = settings.strategy
     ci = None
-    if strategy == "confidence_interval" and len(scores) >= 2:
-        ci = mean_interval(scores, level=0.95, method="auto", clip=(0.0, 1.0))
+    if strategy == "confidence_interval" and scores:
+        ci = bounded_mean_interval(scores, level=0.95)
     score: float | None
     verdict: CaseVerdict
     if scores:

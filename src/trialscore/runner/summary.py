@@ -5,9 +5,10 @@ Per target:
 * ``trials``: planned, stored, scored, passed, errored, cost-limited (skipped).
 * ``metrics``: pass@1 (mean over cases of ``c / n``), unbiased pass@k and pass^k
   at ``k`` = the fewest scored trials of any case, and the mean case score, each
-  with a 95% bootstrap interval over cases (percentile, seeded with the suite's
-  seed; cases are the units, so trials of one case are never treated as
-  independent).  Errored trials are left out of every ``n``; cases with no scored
+  with the 95% ``wilson-eff`` interval that ``trialscore score`` prints
+  (:func:`trialscore.stats.item_interval`: cases are the units, and when they
+  all agree the trials bound the interval's width, so it never collapses).
+  Errored trials are left out of every ``n``; cases with no scored
   trial are left out and counted in ``cases_without_scored_trials``.
 * ``case_verdicts``: how many cases got each verdict, and the share that passed
   with its Wilson interval.
@@ -31,21 +32,21 @@ from trialscore.estimators import avg, pass_at_k, pass_hat_k
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.scoring import compute_skill_score
-from trialscore.stats.bootstrap import bootstrap_interval, bootstrap_mean_interval
-from trialscore.stats.intervals import proportion_interval
+from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
 
 __all__ = ["UNCATEGORIZED", "build_summary", "target_metrics"]
 
 #: The skill name of cases without a category.
 UNCATEGORIZED = "uncategorized"
 
-_RESAMPLES = 2000
 
-
-def target_metrics(cases: Sequence[CaseResult], seed: int = 0) -> dict[str, Any]:
+def target_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     """Suite metrics of one target's cases: pass@1, pass@k, pass^k, mean score, with intervals.
 
-    Intervals need at least two scored cases (None otherwise).
+    Every interval is the default :func:`trialscore.stats.item_interval` (the same one
+    ``trialscore score`` prints), with the cases as items; the mean score's is
+    :func:`trialscore.stats.bounded_mean_interval` of the case scores, its ceiling
+    the trials behind them.
 
     >>> from trialscore.runner.strategies import aggregate
     >>> from trialscore.runner.suite import CaseSettings
@@ -69,18 +70,17 @@ def target_metrics(cases: Sequence[CaseResult], seed: int = 0) -> dict[str, Any]
     bank = Bank.from_counts([c.total_attempts for c in scored], [c.passed_attempts for c in scored])
     k = bank.min_trials
     scores = np.array([c.stimulus.aggregate_score for c in scored if c.stimulus is not None], dtype=float)
-    enough = len(scored) >= 2
-    boot = {"resamples": _RESAMPLES, "seed": seed}
     result["k"] = k
-    for name, metric, estimate in (
-        ("pass_at_1", "avg", avg(bank)),
-        ("pass_at_k", "pass@k", pass_at_k(bank, k)),
-        ("pass_hat_k", "pass^k", pass_hat_k(bank, k)),
+    for name, metric, metric_k, estimate in (
+        ("pass_at_1", "avg", None, avg(bank)),
+        ("pass_at_k", "pass@k", k, pass_at_k(bank, k)),
+        ("pass_hat_k", "pass^k", k, pass_hat_k(bank, k)),
     ):
-        interval = bootstrap_interval(bank, metric, k=k, **boot).to_dict() if enough else None
-        result[name] = {"estimate": estimate, "interval": interval}
-    interval = bootstrap_mean_interval(scores, **boot).to_dict() if enough else None
-    result["mean_score"] = {"estimate": math.fsum(scores) / len(scores), "interval": interval}
+        result[name] = {"estimate": estimate, "interval": item_interval(bank, metric, metric_k).to_dict()}
+    if scores.size:
+        ceiling = max(float(bank.n.sum()), float(scores.size))
+        interval = bounded_mean_interval(np.clip(scores, 0.0, 1.0), max_n=ceiling).to_dict()
+        result["mean_score"] = {"estimate": math.fsum(scores) / len(scores), "interval": interval}
     return result
 
 
@@ -138,7 +138,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
                     case.planned_attempts - len(case.trials) for case in cases if case.cost_limited
                 ),
             },
-            "metrics": target_metrics(cases, suite.execution.seed),
+            "metrics": target_metrics(cases),
             "case_verdicts": _verdicts(cases),
             "stimulus_scores": [s for s in (_stimulus_dict(case) for case in cases) if s is not None],
             "skill_scores": _skills(cases, suite.execution.skill_mark),

@@ -23,6 +23,13 @@ values is
 
     a = \frac{\sum_i (v_i - \hat\theta)^3}{6\bigl(\sum_i (v_i - \hat\theta)^2\bigr)^{3/2}}.
 
+A bootstrap of values that are all equal (every item solved every time) has
+no spread and would give a zero-width interval, which no finite number of
+trials justifies; such a bank gets :func:`trialscore.stats.item_interval`
+instead, and its method says so.  Near saturation (almost every item equal)
+the percentile bootstrap still under-covers, which is why it is not the
+default (see docs/stats.md).
+
 Random draws come from ``numpy.random.default_rng(seed)``: the same seed gives
 the same bytes.
 
@@ -35,6 +42,7 @@ B. Efron and R. Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 14.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -44,7 +52,7 @@ from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
-from trialscore.stats.intervals import Interval
+from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
 
 __all__ = [
     "bootstrap_distribution",
@@ -205,7 +213,11 @@ def bootstrap_interval(
     True
     """
     values, freq = _checked_histogram(R, metric, k, tau)
-    return _interval_from_histogram(values, freq, level, method, resamples, seed)
+    interval = _interval_from_histogram(values, freq, level, method, resamples, seed)
+    if interval.width > 0.0:
+        return interval
+    fallback = item_interval(R, metric, k, tau, level)
+    return replace(fallback, method=f"{fallback.method} (the bootstrap had no spread)")
 
 
 def bootstrap_mean_interval(
@@ -227,4 +239,14 @@ def bootstrap_mean_interval(
     """
     data = check_values(values, "values", 2)
     unique, counts = np.unique(data, return_counts=True)
-    return _interval_from_histogram(unique, counts.astype(np.int64), level, method, resamples, seed)
+    interval = _interval_from_histogram(unique, counts.astype(np.int64), level, method, resamples, seed)
+    if interval.width > 0.0:
+        return interval
+    if unique.size == 1 and 0.0 <= unique[0] <= 1.0:
+        fallback = bounded_mean_interval(data, level)
+        return replace(fallback, method=f"{fallback.method} (the bootstrap had no spread)")
+    raise EvaluationError(
+        f"values must not all be equal for a bootstrap interval: every one of the {data.size} values is "
+        f"{unique[0]:g}, so resampling shows no uncertainty (scores in [0, 1] fall back to the wilson-eff "
+        "interval)"
+    )

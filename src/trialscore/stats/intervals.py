@@ -38,15 +38,26 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from numpy.typing import ArrayLike
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from scipy.special import betaincinv, ndtri, stdtrit
 
-from trialscore.bank import Bank
+from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import bayes
+from trialscore.estimators import bayes, state_scores
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 
-__all__ = ["Interval", "bayes_interval", "mean_interval", "normal_quantile", "proportion_interval"]
+FloatArray = NDArray[np.float64]
+
+__all__ = [
+    "Interval",
+    "bayes_interval",
+    "bounded_mean_interval",
+    "item_interval",
+    "mean_interval",
+    "normal_quantile",
+    "proportion_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,7 @@ class Interval:
     n: int
     se: float | None = None
     clipped_to: tuple[float, float] | None = None
+    n_effective: float | None = None
 
     @property
     def width(self) -> float:
@@ -97,6 +109,7 @@ class Interval:
             "n": self.n,
             "se": self.se,
             "clipped_to": None if self.clipped_to is None else list(self.clipped_to),
+            "n_effective": self.n_effective,
         }
 
     def __str__(self) -> str:
@@ -105,9 +118,10 @@ class Interval:
             if self.clipped_to is None
             else f", clipped to [{self.clipped_to[0]:g}, {self.clipped_to[1]:g}]"
         )
+        effective = "" if self.n_effective is None else f", effective n={self.n_effective:.4g}"
         return (
             f"{self.estimate:.4g} [{self.low:.4g}, {self.high:.4g}] "
-            f"({self.level * 100:g}% {self.method}, n={self.n}{clip})"
+            f"({self.level * 100:g}% {self.method}, n={self.n}{effective}{clip})"
         )
 
 
@@ -284,3 +298,176 @@ def bayes_interval(
     z = normal_quantile(level)
     low, high = _clipped(mu, mu - z * sigma, mu + z * sigma, limits)
     return Interval(mu, low, high, level, "bayes@n normal", int(items), sigma, limits)
+
+
+#: Method name of :func:`bounded_mean_interval` and :func:`item_interval`.
+EFFECTIVE_WILSON = "wilson-eff"
+
+
+def _effective_wilson(
+    estimate: float, spread: float, units: int, max_n: float, binary: bool, level: float
+) -> tuple[float, float, float, float]:
+    """Low, high, effective n and critical value of the Wilson interval at an effective sample size."""
+    bernoulli = estimate * (1.0 - estimate)
+    # spread <= bernoulli for values in [0, 1]; equality (0/1 values) means the units are the trials.
+    n_eff = units * bernoulli / spread if spread > 0.0 else max_n
+    n_eff = min(max(n_eff, float(units)), max_n)
+    quantile = normal_quantile(level) if binary or units < 2 else float(stdtrit(units - 1, 0.5 + 0.5 * level))
+    low, high = _wilson_real(estimate, n_eff, quantile)
+    low = 0.0 if estimate == 0.0 else min(max(low, 0.0), estimate)
+    high = 1.0 if estimate == 1.0 else max(min(high, 1.0), estimate)
+    return low, high, n_eff, quantile
+
+
+def _wilson_real(p: float, n: float, z: float) -> tuple[float, float]:
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(max(p * (1 - p), 0.0) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return centre - half, centre + half
+
+
+def _histogram_interval(
+    values: FloatArray, counts: FloatArray, level: float, max_n: float, method: str
+) -> Interval:
+    units = int(counts.sum())
+    estimate = min(max(float(counts @ values) / units, 0.0), 1.0)
+    binary = bool(np.all((values == 0.0) | (values == 1.0)))
+    # 0/1 values: their variance is exactly theta(1 - theta); otherwise the unbiased sample variance.
+    squares = float(counts @ (values - estimate) ** 2)
+    spread = estimate * (1.0 - estimate) if binary else squares / max(units - 1, 1)
+    low, high, n_eff, quantile = _effective_wilson(estimate, spread, units, max_n, binary, level)
+    se = (high - low) / (2.0 * quantile)
+    return Interval(estimate, low, high, level, method, units, se, None, n_eff)
+
+
+def bounded_mean_interval(
+    values: ArrayLike,
+    level: float = 0.95,
+    *,
+    counts: ArrayLike | None = None,
+    max_n: float | None = None,
+) -> Interval:
+    r"""Confidence interval for the mean of values in [0, 1]: Wilson's score interval on an effective n.
+
+    Values in [0, 1] with mean :math:`\theta` have variance at most
+    :math:`\theta(1-\theta)`, reached by 0/1 values.  With :math:`M` units,
+    mean :math:`\hat\theta` and sample variance :math:`s^2 = \frac{1}{M-1}\sum (v_i - \hat\theta)^2`
+    (:math:`s^2 = \hat\theta(1-\hat\theta)` exactly when every value is 0 or 1),
+    the design effect against 0/1 units is :math:`d = s^2 / \hat\theta(1-\hat\theta)`
+    and the effective sample size
+
+    .. math::
+
+        n_{\text{eff}} = \min\bigl(\max(M / d,\; M),\; n_{\max}\bigr)
+        \qquad (n_{\text{eff}} = n_{\max} \text{ when } s = 0),
+
+    and the interval is Wilson's at :math:`(\hat\theta, n_{\text{eff}})` with the
+    critical value :math:`q`:
+
+    .. math::
+
+        \frac{\hat\theta + q^2/2n_{\text{eff}} \pm q\sqrt{\hat\theta(1-\hat\theta)/n_{\text{eff}}
+        + q^2/4n_{\text{eff}}^2}}{1 + q^2/n_{\text{eff}}},
+
+    :math:`q = z_{1-\alpha/2}` when every value is 0 or 1 (then :math:`n_{\text{eff}} = M`
+    and this is exactly Wilson's interval of the units), else :math:`q = t_{M-1,\,1-\alpha/2}`
+    because :math:`d` is estimated (the degrees-of-freedom rule of Korn and Graubard 1998).
+
+    ``max_n`` is the information ceiling: the effective n when the spread is
+    zero (every value equal), which is where a mean of per-unit values cannot
+    tell its own uncertainty.  By default it is :math:`M` when every value is 0
+    or 1 (each unit is one 0/1 draw: Wilson's interval of the units) and
+    :math:`M^2` otherwise (a zero spread among :math:`M` continuous scores is
+    read as at most one 0/1 draw's worth of spread in :math:`M`);
+    :func:`item_interval` sets it from the trials behind each item.
+    The interval never has zero width, stays in [0, 1], and ``n_effective``
+    records :math:`n_{\text{eff}}`.  ``counts`` gives how many units carry each value
+    (a histogram).
+
+    >>> print(bounded_mean_interval([1, 1, 0, 1, 1, 1, 0, 1, 1, 1]))
+    0.8 [0.4902, 0.9433] (95% wilson-eff, n=10, effective n=10)
+    >>> print(bounded_mean_interval([1, 1, 1, 1, 1]))
+    1 [0.5655, 1] (95% wilson-eff, n=5, effective n=5)
+    >>> print(bounded_mean_interval([0.9, 0.9, 0.9, 0.9, 0.9]))
+    0.9 [0.6322, 0.9792] (95% wilson-eff, n=5, effective n=25)
+
+    References
+    ----------
+    E. L. Korn and B. I. Graubard, "Confidence intervals for proportions with
+    small expected number of positive counts estimated from survey data",
+    Survey Methodology 24 (1998); P. J. Kott and P. D. Liu, "One-sided coverage
+    intervals for a proportion estimated from a stratified simple random
+    sample", International Statistical Review 77 (2009).
+    """
+    data = check_values(values, "values", 1)
+    if data.min() < 0.0 or data.max() > 1.0:
+        index = int(np.flatnonzero((data < 0.0) | (data > 1.0))[0])
+        raise EvaluationError(f"values must lie in [0, 1]; got {data[index]:g} at index {index}")
+    level = check_probability(level, "level")
+    if counts is None:
+        weights = np.ones(data.size)
+    else:
+        weights = np.asarray(counts, dtype=np.float64)
+        if weights.shape != data.shape or not np.all(weights >= 0) or weights.sum() < 1:
+            raise EvaluationError(
+                f"counts must be one count >= 0 per value with a positive total; got {np.asarray(counts)!r}"
+            )
+    units = int(weights.sum())
+    if max_n is not None:
+        ceiling = float(max_n)
+    elif np.all((data == 0.0) | (data == 1.0)):
+        ceiling = float(units)
+    else:
+        ceiling = float(units) ** 2
+    if not ceiling >= units:
+        raise EvaluationError(f"max_n must be >= the number of units ({units}); got max_n={max_n!r}")
+    return _histogram_interval(data, weights, level, ceiling, EFFECTIVE_WILSON)
+
+
+def item_interval(
+    R: ArrayLike | Bank,
+    metric: str = "avg",
+    k: int | None = None,
+    tau: object = None,
+    level: float = 0.95,
+    states: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
+) -> Interval:
+    r"""The default interval of a bank estimator: :func:`bounded_mean_interval` of the per-item values.
+
+    The estimate is the mean over the :math:`M` items of each item's value
+    :math:`v_i` (pass@k, pass^k, ... of its :math:`n_i` trials), exactly the bank
+    estimator.  Its uncertainty has two sources, the items and the trials within
+    an item; the per-item values alone cannot show the second when they are
+    all equal (every item solved every time), so the ceiling of the effective
+    sample size comes from the trials:
+
+    .. math::
+
+        n_{\max} = \frac{M^2}{k \sum_i 1/n_i}
+        \quad (= M n / k \text{ with } n \text{ trials per item}),
+
+    the information of :math:`n/k` independent draws of :math:`k` trials per item
+    (with ``k = 1`` for ``avg``).  So the interval runs from Wilson's interval of
+    :math:`M` independent 0/1 items (when the items differ as much as 0/1 values
+    can) to Wilson's interval of the pooled trials (when they do not differ at
+    all), and 0/1 per-item values (pass@N and pass^N at :math:`k = n`, or one
+    trial per item) get exactly Wilson's interval of the items.  Coverage in the
+    two-level model (items with Beta-distributed pass rates) is in docs/stats.md.
+
+    ``states`` may pass ``bank.states()`` when it is already computed.
+
+    >>> R = [[1, 1, 1, 1, 1]] * 20
+    >>> print(item_interval(R, "pass@k", k=5))
+    1 [0.8389, 1] (95% wilson-eff, n=20, effective n=20)
+    >>> print(item_interval(R))
+    1 [0.9630, 1] (95% wilson-eff, n=20, effective n=100)
+    """
+    bank = as_bank(R)
+    level = check_probability(level, "level")
+    k_used = 1 if k is None else bank.check_k(k)
+    n, c, freq = bank.states() if states is None else (np.asarray(part) for part in states)
+    values = state_scores(n, c, metric, k, tau)
+    ceiling = bank.items**2 / (k_used * float(freq @ (1.0 / n)))
+    return _histogram_interval(
+        values, freq.astype(np.float64), level, max(ceiling, bank.items), EFFECTIVE_WILSON
+    )
