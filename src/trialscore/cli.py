@@ -347,8 +347,8 @@ def score(
         str,
         typer.Option(
             "--ci",
-            help="Interval: auto (t below 30 items, else normal), t, normal, bootstrap, bca, wilson, "
-            "clopper-pearson, jeffreys, agresti-coull.",
+            help="Interval: auto (= wilson-eff, Wilson on an effective number of items), bootstrap, bca, "
+            "wilson, clopper-pearson, jeffreys, agresti-coull.",
         ),
     ] = "auto",
     level: LevelOpt = 0.95,

@@ -97,9 +97,8 @@ def test_default_interval_covers_k_below_the_trials(metric: str, population: str
         coverage = simulated_coverage(metric, 2, 5, items, a, b)
         value = truth(metric, 2, a, b)
         low, high = bounds(items, value)
-        print(
-            f"{population:10} N= 5 M={items:3} {metric.replace('k', '2'):8} true {value:.4f} coverage {coverage:.4f}"
-        )
+        label = metric.replace("k", "2")
+        print(f"{population:10} N= 5 M={items:3} {label:8} true {value:.4f} coverage {coverage:.4f}")
         assert low <= coverage <= high
 
 
