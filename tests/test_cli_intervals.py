@@ -1,0 +1,40 @@
+"""`trialscore score` in process: the default interval on saturated and single-item data."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from trialscore.cli import app
+from trialscore.stats import item_interval, proportion_interval
+
+
+def _write(path: Path, rows: list[tuple[str, int, bool]]) -> Path:
+    path.write_text("".join(json.dumps({"case_id": c, "trial": t, "passed": p}) + "\n" for c, t, p in rows))
+    return path
+
+
+def test_twenty_items_solved_every_time_do_not_print_one_one(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", [(f"q{i}", t, True) for i in range(20) for t in range(5)])
+    result = CliRunner().invoke(app, ["score", str(path), "--k", "1,5", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    metrics = {m["label"]: m["interval"] for m in json.loads(result.output)["groups"][0]["metrics"]}
+    for label in ("pass@1", "pass@5", "pass^5"):
+        interval = metrics[label]
+        assert interval["estimate"] == interval["high"] == 1.0 and interval["low"] < 1.0, label
+        assert interval["method"] == "wilson-eff"
+    # pass@5 of 5 trials is a 0/1 value per item: Wilson's interval of the 20 items.
+    assert metrics["pass@5"]["low"] == proportion_interval(20, 20).low
+    assert metrics["pass@1"]["low"] == item_interval([[1] * 5] * 20).low
+    table = CliRunner().invoke(app, ["score", str(path), "--k", "1,5"], env={"COLUMNS": "120"})
+    assert table.exit_code == 0 and "wilson-eff" in table.output
+
+
+def test_one_item_gets_an_interval_not_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", [("only", t, t != 1) for t in range(4)])
+    result = CliRunner().invoke(app, ["score", str(path), "--k", "1", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    interval = json.loads(result.output)["groups"][0]["metrics"][0]["interval"]
+    assert interval["low"] < 0.75 < interval["high"] and interval["n"] == 1
