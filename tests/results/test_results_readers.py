@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections import defaultdict
 
 import numpy as np
@@ -114,6 +115,24 @@ def test_errored_trials_counted_as_failures_on_request(tmp_path):
         assert (right.n == left.n + left.errored).all()
         assert (right.bank().c == left.c[right.n > 0]).all()
         assert right.trials == left.trials + left.errored_trials
+
+
+@pytest.mark.parametrize("files", [1, 2])
+def test_an_item_whose_every_trial_errored_has_zero_passes(tmp_path, files):
+    rows = [
+        {"case_id": "a", "trial": 0, "passed": True},
+        {"case_id": "b", "trial": 0, "passed": None, "errored": True},
+        {"case_id": "b", "trial": 1, "passed": None, "errored": True},
+    ]
+    paths = []
+    for index in range(files):
+        paths.append(tmp_path / f"t{index}.jsonl")
+        _write_jsonl(paths[-1], [{**row, "trial": row["trial"] + 2 * index} for row in rows])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from a NULL count cast to an integer
+        counts = read_counts(paths, errors="fail")
+    assert counts.c.tolist() == [files, 0] and counts.errored.tolist() == [0, 2 * files]
+    assert (counts.groups().__next__().n == [files, 2 * files]).all()
 
 
 def test_records_jsonl_from_the_runner_matches_count_records(tmp_path):

@@ -202,8 +202,8 @@ class _Reader:
             self.con,
             (
                 f"SELECT {keys}, sum(rows)::BIGINT AS rows, sum(graded)::BIGINT AS graded, "
-                f"sum(c)::BIGINT AS c, sum(errored)::BIGINT AS errored, min(trial_lo) AS trial_lo, "
-                f"max(trial_hi) AS trial_hi, "
+                f"coalesce(sum(c), 0)::BIGINT AS c, sum(errored)::BIGINT AS errored, "
+                f"min(trial_lo) AS trial_lo, max(trial_hi) AS trial_hi, "
                 f"sum(trial_rows)::BIGINT AS trial_rows FROM {name} GROUP BY {keys}"
             ),
         )

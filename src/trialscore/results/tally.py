@@ -265,7 +265,7 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
     keys = [f"g{index}" for index in range(len(groups))] + ["item"]
     return (
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
-        f"count_if(passed)::BIGINT AS c, count(*) - count(passed) AS errored, "
+        f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
         f"count(trial) AS trial_rows, {invalid} AS invalid "
         f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL"
