@@ -281,7 +281,8 @@ def test_bad_usage_and_bad_input_exit_2(tmp_path):
     bad_metric = run("score", str(tmp_path / "bad.csv"), "--metric", "pass@x")
     assert bad_metric.returncode == 2 and "metric must be one of" in bad_metric.stderr
     too_big = run("score", str(tmp_path / "bad.csv"), "--k", "3", "--metric", "pass@k")
-    assert too_big.returncode == 2 and "k must satisfy 1 <= k <= n" in too_big.stderr
+    assert too_big.returncode == 2 and "pass@3 cannot be computed in any group" in too_big.stderr
+    assert "needs 3 scored trials of every case; in all, case 'a' has 2" in too_big.stderr
 
 
 def test_python_dash_m_and_demo_still_work():

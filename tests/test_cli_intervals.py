@@ -38,3 +38,31 @@ def test_one_item_gets_an_interval_not_an_error(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     interval = json.loads(result.output)["groups"][0]["metrics"][0]["interval"]
     assert interval["low"] < 0.75 < interval["high"] and interval["n"] == 1
+
+
+def test_a_group_that_cannot_be_scored_gets_its_numbers_and_a_reason(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": "add", "trial": 0, "passed": True, "target": "cli", "category": "math"},
+        {"case_id": "add", "trial": 1, "passed": True, "target": "cli", "category": "math"},
+        {"case_id": "mul", "trial": 0, "passed": True, "target": "cli", "category": "math"},
+        {"case_id": "mul", "trial": 1, "passed": None, "errored": True, "target": "cli", "category": "math"},
+        {"case_id": "s", "trial": 0, "passed": False, "target": "cli", "category": "[/a]odd"},
+        {"case_id": "s", "trial": 1, "passed": True, "target": "cli", "category": "[/a]odd"},
+        {"case_id": "e", "trial": 0, "passed": None, "errored": True, "target": "cli", "category": "down"},
+    ]
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    args = ["score", str(path), "--by", "target,category", "--k", "1,2", "--metric", "pass@k"]
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    groups = {group["label"]: group["metrics"] for group in json.loads(result.output)["groups"]}
+    math_group = {m["label"]: m for m in groups["target=cli, category=math"]}
+    assert math_group["pass@1"]["estimate"] == 1.0 and math_group["pass@1"]["reason"] is None
+    assert math_group["pass@2"]["estimate"] is None and math_group["pass@2"]["interval"] is None
+    assert "case 'mul' has 1 (1 errored)" in math_group["pass@2"]["reason"]
+    assert "target=cli, category=math" in math_group["pass@2"]["reason"]
+    assert all("all 1 trials errored" in m["reason"] for m in groups["target=cli, category=down"])
+    # Labels are data, never markup: a category "[/a]odd" prints as written.
+    table = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert "category=[/a]odd" in table.output and "pass@2: needs 2 scored trials" in table.output

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from trialscore.bank import Bank
@@ -390,6 +391,7 @@ def score(
         ks = _ks(k) or _default_ks(counts)
         specs = metric_specs(_split(metric), ks, tau)
         cards = [score_group(group, specs, ci, level, resamples, seed) for group in counts.groups()]
+        _check_something_scored(cards)
     stats = counts.stats.to_dict()
     payload = {
         "command": "score",
@@ -415,47 +417,95 @@ def score(
                 m.spec.metric,
                 m.spec.k,
                 m.spec.tau,
-                m.interval.estimate,
-                m.interval.low,
-                m.interval.high,
-                m.interval.method,
-                m.interval.level,
+                *(
+                    (None,) * 5
+                    if m.interval is None
+                    else (
+                        m.interval.estimate,
+                        m.interval.low,
+                        m.interval.high,
+                        m.interval.method,
+                        m.interval.level,
+                    )
+                ),
                 *(stats[name] for name in row_header),
+                m.reason,
             ]
             for card in cards
             for m in card.metrics
         ]
         _print_csv(
-            [*group_header, "metric", "k", "tau", "estimate", "low", "high", "method", "level", *row_header],
+            [
+                *group_header,
+                "metric",
+                "k",
+                "tau",
+                "estimate",
+                "low",
+                "high",
+                "method",
+                "level",
+                *row_header,
+                "reason",
+            ],
             rows,
         )
         return
     header = ["metric", "estimate", "low", "high"]
     blocks = []
     for card in cards:
-        rows = [[m.spec.label, m.interval.estimate, m.interval.low, m.interval.high] for m in card.metrics]
-        methods = dict.fromkeys(f"{m.interval.level * 100:g}% {m.interval.method}" for m in card.metrics)
+        rows = [
+            [
+                m.spec.label,
+                *(
+                    (None,) * 3
+                    if m.interval is None
+                    else (m.interval.estimate, m.interval.low, m.interval.high)
+                ),
+            ]
+            for m in card.metrics
+        ]
+        methods = dict.fromkeys(
+            f"{m.interval.level * 100:g}% {m.interval.method}" for m in card.metrics if m.interval is not None
+        )
+        by_reason: dict[str, list[str]] = {}
+        for m in card.metrics:
+            if m.reason:
+                by_reason.setdefault(m.reason, []).append(m.spec.label)
+        reasons = [f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items()]
         summary = (
             f"{card.items} items, {card.trials} trials, {card.errored_trials} errored, "
             f"{card.flaky_items} flaky (0 < c < n)"
             + (f", {card.items_all_errored} items with every trial errored" if card.items_all_errored else "")
         )
-        blocks.append((card, rows, summary, "intervals: " + "; ".join(methods)))
+        notes = (["intervals: " + "; ".join(methods)] if methods else []) + reasons
+        blocks.append((card, rows, summary, notes))
     if output is OutputFormat.markdown:
         parts = []
-        for card, rows, summary, methods in blocks:
-            parts.append(f"### {card.label}\n\n{summary}\n\n{_markdown_table(header, rows)}\n\n{methods}\n")
+        for card, rows, summary, notes in blocks:
+            parts.append(f"### {card.label}\n\n{summary}\n\n{_markdown_table(header, rows)}\n")
+            parts.extend(f"{note}\n" for note in notes)
             parts.extend(f"- {advice.message}" for advice in card.advice)
             parts.append("")
         parts.append(_rows_line(stats))
         typer.echo("\n".join(parts))
         return
-    for card, rows, summary, methods in blocks:
-        console.print(f"[bold]{card.label}[/bold]: {summary}", highlight=False)
+    for card, rows, summary, notes in blocks:
+        console.print(f"[bold]{escape(card.label)}[/bold]: {summary}", highlight=False)
         console.print(_rich_table("", header, rows))
-        for line in (methods, *(advice.message for advice in card.advice)):
+        for line in (*notes, *(advice.message for advice in card.advice)):
             console.print(f"  {line}", markup=False, highlight=False)
     console.print(_rows_line(stats), markup=False, highlight=False)
+
+
+def _check_something_scored(cards: Sequence[Any]) -> None:
+    """Bad input when a metric has no value in any group (k above every case's trials, nothing scored)."""
+    if not cards:
+        return
+    for index, first in enumerate(cards[0].metrics):
+        reasons = [card.metrics[index].reason for card in cards]
+        if all(reasons):
+            raise EvaluationError(f"{first.spec.label} cannot be computed in any group: {reasons[0]}")
 
 
 # ---------------------------------------------------------------------------------------------------------

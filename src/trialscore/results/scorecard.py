@@ -177,10 +177,11 @@ def metric_interval(
 
 @dataclass(frozen=True)
 class MetricScore:
-    """One metric of one group: its spec and interval (estimate inside)."""
+    """One metric of one group: its spec and interval (estimate inside), or why it has none."""
 
     spec: MetricSpec
-    interval: Any
+    interval: Interval | None
+    reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain types for JSON."""
@@ -189,8 +190,9 @@ class MetricScore:
             "label": self.spec.label,
             "k": self.spec.k,
             "tau": self.spec.tau,
-            "estimate": self.interval.estimate,
-            "interval": self.interval.to_dict(),
+            "estimate": None if self.interval is None else self.interval.estimate,
+            "interval": None if self.interval is None else self.interval.to_dict(),
+            "reason": self.reason,
         }
 
 
@@ -243,19 +245,50 @@ def score_group(
     """
     from trialscore.advice import insights
 
+    scored = group.n > 0
+    common = {
+        "key": group.key,
+        "label": group.label,
+        "items": group.items,
+        "trials": group.trials,
+        "errored_trials": group.errored_trials,
+        "items_all_errored": group.items_all_errored,
+    }
+    if not scored.any():
+        reason = (
+            f"no scored trial in {group.label}: all {group.errored_trials} trials errored "
+            "(--errors fail counts them as failures)"
+        )
+        metrics = tuple(MetricScore(spec, None, reason) for spec in specs)
+        return GroupScore(**common, flaky_items=0, metrics=metrics, advice=())
     bank = group.bank()
     states = bank.states()
-    scores = tuple(
-        MetricScore(spec, metric_interval(bank, spec, ci, level, resamples, seed, states)) for spec in specs
-    )
+    scores = []
+    for spec in specs:
+        reason = _unscorable(group, bank, spec, scored)
+        interval = None if reason else metric_interval(bank, spec, ci, level, resamples, seed, states)
+        scores.append(MetricScore(spec, interval, reason))
     return GroupScore(
-        key=group.key,
-        label=group.label,
-        items=group.items,
-        trials=group.trials,
-        errored_trials=group.errored_trials,
-        items_all_errored=group.items_all_errored,
+        **common,
         flaky_items=int(((bank.c > 0) & (bank.c < bank.n)).sum()),
-        metrics=scores,
+        metrics=tuple(scores),
         advice=insights(bank, level=level),
+    )
+
+
+def _unscorable(group: GroupCounts, bank: Bank, spec: MetricSpec, scored: np.ndarray) -> str | None:
+    """Why ``spec`` cannot be computed on this group (k above a case's trials), naming the cases."""
+    if spec.k is None or spec.k <= bank.min_trials:
+        return None
+    short = np.flatnonzero(bank.n < spec.k)
+    errored = group.errored[scored]
+    named = ", ".join(
+        f"{group.item[scored][index]!r} has {bank.n[index]}"
+        + (f" ({errored[index]} errored)" if errored[index] and group.errors == "exclude" else "")
+        for index in short[:3]
+    )
+    more = f" and {short.size - 3} more cases" if short.size > 3 else ""
+    return (
+        f"needs {spec.k} scored trials of every case; in {group.label}, case {named}{more}; "
+        f"k can be at most {bank.min_trials} here"
     )
