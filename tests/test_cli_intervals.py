@@ -66,3 +66,10 @@ def test_a_group_that_cannot_be_scored_gets_its_numbers_and_a_reason(tmp_path: P
     table = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert table.exit_code == 0, table.output
     assert "category=[/a]odd" in table.output and "pass@2: needs 2 scored trials" in table.output
+
+
+def test_error_messages_are_text_not_markup(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", [("a", 0, True)])
+    result = CliRunner().invoke(app, ["score", str(path), "--metric", "pass@[/a]x[inspect]"])
+    assert result.exit_code == 2
+    assert "got 'pass@[/a]x[inspect]'" in result.output and "Traceback" not in result.output

@@ -91,7 +91,7 @@ def demo(
         for value in ks:
             bank.check_k(value)
     except (EvaluationError, ValueError) as exc:
-        errors.print(f"[red]error:[/red] {exc}")
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
     table = Table(title=f"trialscore: {source}", title_justify="left")
     table.add_column("k", justify="right")
@@ -151,7 +151,7 @@ def _bad_input() -> Iterator[None]:
     try:
         yield
     except EvaluationError as exc:
-        errors.print(f"[red]error:[/red] {exc}", markup=True, highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from exc
 
 
@@ -215,11 +215,11 @@ def _print_csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
 
 
 def _rich_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Table:
-    table = Table(title=title or None, title_justify="left")
+    table = Table(title=escape(title) if title else None, title_justify="left")
     for index, name in enumerate(header):
-        table.add_column(name, justify="left" if index == 0 else "right")
+        table.add_column(escape(name), justify="left" if index == 0 else "right")
     for row in rows:
-        table.add_row(*(_cell(value) for value in row))
+        table.add_row(*(escape(_cell(value)) for value in row))
     return table
 
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
@@ -263,7 +264,7 @@ class _Execution:
             self.unreported_cost += 1
             if self.unreported_cost == 1 and self.limited:
                 self.console.print(
-                    f"[yellow]warning:[/yellow] target {record.target!r} reports no cost; "
+                    f"[yellow]warning:[/yellow] target {escape(repr(record.target))} reports no cost; "
                     "cost_limit_usd cannot be enforced, trials go on"
                 )
         counters = self.counters

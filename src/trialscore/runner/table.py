@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from trialscore.runner.orchestrator import RunReport
@@ -31,7 +32,8 @@ def _with_interval(metric: dict[str, Any] | None) -> str:
 def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> None:
     """Print the per-case table and the per-target metrics of a completed run."""
     for name, target in summary["targets"].items():
-        table = Table(title=f"{report.suite.name} · {name} · run {report.run_id}", title_justify="left")
+        title = escape(f"{report.suite.name} · {name} · run {report.run_id}")
+        table = Table(title=title, title_justify="left")
         for column, justify in (
             ("case", "left"),
             ("category", "left"),
@@ -50,8 +52,8 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             verdict = case.verdict + (" (cost-limited)" if case.cost_limited else "")
             partial = case.unknown_cost_attempts and case.cost_usd is not None
             table.add_row(
-                case.eval_id,
-                case.category or "",
+                escape(case.eval_id),
+                escape(case.category or ""),
                 case.strategy.replace("confidence_interval", "ci95"),
                 f"[{_STYLE[case.verdict]}]{verdict}[/]",
                 _number(case.score),
@@ -68,7 +70,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
             f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
             f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   "
-            f"mean score {_with_interval(metrics.get('mean_score'))}   (95% bootstrap over cases)"
+            f"mean score {_with_interval(metrics.get('mean_score'))}   (95% wilson-eff over cases)"
         )
         verdicts = target["case_verdicts"]["counts"]
         trials = target["trials"]
@@ -79,4 +81,4 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             + f"   cost ${target['cost_usd']:.4f}"
         )
     for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {warning}")
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
