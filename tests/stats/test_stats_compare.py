@@ -88,8 +88,11 @@ def test_paired_numbers_match_scipy_ttest_rel() -> None:
     assert result.delta / result.se == pytest.approx(ttest.statistic, rel=1e-12)
     assert result.interval.low == pytest.approx(ci.low, rel=1e-12)
     assert result.interval.high == pytest.approx(ci.high, rel=1e-12)
+    assert result.p_value == pytest.approx(ttest.pvalue, rel=1e-12)
+    assert result.se_floor is not None and result.se_floor < result.se  # the spread, not the floor, decides
     assert result.p_value_normal == pytest.approx(2 * scipy.stats.norm.sf(abs(ttest.statistic)), rel=1e-12)
-    assert result.mde == pytest.approx(detectable_effect(result.se, 0.1, 0.8), rel=1e-14)
+    assert result.mde == pytest.approx(detectable_effect(result.se, 79, 0.1, 0.8), rel=1e-14)
+    assert result.p_value_method == "paired t (df=79)"
     assert result.interval.level == pytest.approx(0.9) and result.interval.method == "paired t"
 
 
@@ -124,7 +127,9 @@ def test_verdicts_follow_the_stated_rule() -> None:
     assert down.verdict == "regression" and down.delta == pytest.approx(-up.delta)
     noise = compare_paired(base, (rng.random((150, 6)) < rate).astype(int))
     assert (noise.verdict == "within_noise") == (noise.p_value >= 0.05)
-    assert "p < 0.05 and delta < 0" in up.rule and "sign-flip permutation" in up.rule
+    for result in (up, down, noise):
+        assert (result.verdict == "within_noise") == result.interval.contains(0.0)
+    assert "95% interval of delta lies above 0" in up.rule and "paired t-test" in up.rule
 
 
 def test_items_in_only_one_run_are_reported_and_ids_match_in_any_order() -> None:
@@ -151,14 +156,27 @@ def test_graded_scores_compare_by_item_mean() -> None:
     b = [[0.4, 0.4], [0.9, 0.9], [0.6, 0.5], [0.3, 0.3]]
     result = compare_paired(a, b)
     assert result.delta == pytest.approx(np.mean(b) - np.mean(a), rel=1e-12)
-    assert result.p_value == pytest.approx(1 / 8)  # all four differences positive: 2 of 16 sign patterns
+    assert result.p_value_sign_flip == pytest.approx(1 / 8)  # all four positive: 2 of 16 sign patterns
+    # graded floor: the noisier run's mean unbiased trial variance over n, here the baseline's
+    floor = max(np.var(a, axis=1, ddof=1).mean(), np.var(b, axis=1, ddof=1).mean()) / 2
+    spread = np.var(np.mean(b, 1) - np.mean(a, 1), ddof=1)
+    assert result.se_floor == pytest.approx(math.sqrt(floor / 4), rel=1e-12)
+    assert result.se == pytest.approx(math.sqrt(max(spread, floor) / 4), rel=1e-12)
+    assert result.p_value == pytest.approx(2 * scipy.stats.t.sf(result.delta / result.se, 3), rel=1e-12)
 
 
-def test_permutations_zero_uses_the_normal_approximation() -> None:
+def test_permutations_zero_skips_the_sign_flip_extra() -> None:
     rng = np.random.default_rng(12)
     a, b = rng.random((30, 3)), rng.random((30, 3)) + 0.1
-    result = compare_paired(a, b, permutations=0)
-    assert result.p_value == result.p_value_normal and result.p_value_method == "normal approximation"
+    without = compare_paired(a, b, permutations=0)
+    with_it = compare_paired(a, b)
+    assert without.p_value_sign_flip is None and without.sign_flip_method is None
+    assert with_it.p_value_sign_flip == sign_flip_p_value(np.mean(b, 1) - np.mean(a, 1))[0]
+    assert (without.p_value, without.verdict, without.interval) == (
+        with_it.p_value,
+        with_it.verdict,
+        with_it.interval,
+    )
 
 
 @pytest.mark.parametrize(
@@ -255,8 +273,8 @@ def test_paired_false_positive_rate_is_near_alpha_exact_path() -> None:
         a = rng.random((50, 4)) < rate
         b = rng.random((50, 4)) < rate
         result = compare_paired(a, b)
-        assert result.p_value_method.startswith("exact")
-        rejections += result.p_value < 0.05
+        assert result.sign_flip_method is not None and result.sign_flip_method.startswith("exact")
+        rejections += result.verdict != "within_noise"
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
 
 
@@ -269,6 +287,6 @@ def test_paired_false_positive_rate_is_near_alpha_monte_carlo_path() -> None:
         a = np.clip(level + 0.2 * rng.standard_normal((40, 3)), 0, 1)
         b = np.clip(level + 0.2 * rng.standard_normal((40, 3)), 0, 1)
         result = compare_paired(a, b, permutations=400, seed=data_set)
-        assert result.p_value_method.startswith("monte carlo")
-        rejections += result.p_value < 0.05
+        assert result.sign_flip_method is not None and result.sign_flip_method.startswith("monte carlo")
+        rejections += result.verdict != "within_noise"
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
