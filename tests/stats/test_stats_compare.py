@@ -290,3 +290,46 @@ def test_paired_false_positive_rate_is_near_alpha_monte_carlo_path() -> None:
         assert result.sign_flip_method is not None and result.sign_flip_method.startswith("monte carlo")
         rejections += result.verdict != "within_noise"
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
+
+
+# --- the trial-noise floor of the paired SE -------------------------------------------------------------
+
+
+def test_trial_noise_floor_by_hand() -> None:
+    # two items 2/5 -> 3/5: every difference 0.2, zero spread; v = (2.5 * 3.5) / (6 * 7 * 5) for both runs
+    result = compare_paired(Bank.from_counts([5, 5], [2, 2]), Bank.from_counts([5, 5], [3, 3]))
+    v = 2.5 * 3.5 / (6 * 7 * 5)
+    assert result.se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-12) and result.se == result.se_floor
+    half = scipy.stats.t.ppf(0.975, 1) * math.sqrt(v / 2)
+    assert (result.interval.low, result.interval.high) == pytest.approx((0.2 - half, 0.2 + half), rel=1e-12)
+    assert result.verdict == "within_noise" and "trial-noise floor" in result.p_value_method
+    # a saturated item still has trial noise: (n + 1/2) (1/2) / ((n + 1)(n + 2) n)
+    saturated = compare_paired(Bank.from_counts([4, 4], [4, 4]), Bank.from_counts([4, 4], [3, 3]))
+    assert saturated.se_floor == pytest.approx(math.sqrt(max(4.5 * 0.5, 3.5 * 1.5) / (5 * 6 * 4) / 2))
+
+
+def test_two_items_without_spread_are_never_significant_up_to_five_trials() -> None:
+    for trials in range(1, 6):
+        for first in range(trials + 1):
+            for second in range(trials + 1):
+                a = Bank.from_counts([trials] * 2, [first] * 2)
+                b = Bank.from_counts([trials] * 2, [second] * 2)
+                result = compare_paired(a, b, permutations=0)
+                assert result.se > 0 and result.verdict in ("identical", "within_noise")
+
+
+def test_floor_of_other_metrics_is_the_binomial_variance_of_the_estimate() -> None:
+    rng = np.random.default_rng(21)
+    a = (rng.random((30, 6)) < 0.6).astype(int)
+    b = (rng.random((30, 6)) < 0.7).astype(int)
+    assert compare_paired(a, b, "pass@k", 1).se_floor == pytest.approx(
+        compare_paired(a, b).se_floor, rel=1e-12
+    )
+    # pass^2 of one item with c of n = 6: Var of C(c, 2)/C(6, 2) under Binomial(6, (c + 1/2)/7), times 7/8
+    for c in range(7):
+        rate = (c + 0.5) / 7
+        pmf = scipy.stats.binom.pmf(np.arange(7), 6, rate)
+        values = np.array([math.comb(j, 2) / 15 for j in range(7)])
+        v = (pmf @ values**2 - (pmf @ values) ** 2) * 7 / 8
+        run = Bank.from_counts([6, 6], [c, c])
+        assert compare_paired(run, run, "pass^k", 2).se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-10)
