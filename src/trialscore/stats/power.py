@@ -72,7 +72,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.special import ndtri, stdtrit
+from scipy.special import nctdtr, ndtri, stdtrit
 from scipy.stats import nct
 
 from trialscore.bank import Bank, checked_matrix, is_ragged
@@ -121,9 +121,12 @@ def _t_power(noncentrality: float, df: float, alpha: float) -> float:
     if math.isinf(noncentrality):
         return 1.0
     critical = float(stdtrit(df, 1 - alpha / 2))
-    upper = float(nct.sf(critical, df, noncentrality))
-    lower = float(nct.cdf(-critical, df, noncentrality))
-    # SciPy returns NaN for the far lower tail (below 1e-12 once the noncentrality exceeds ~7).
+    upper = 1.0 - float(nctdtr(df, noncentrality, critical))
+    lower = float(nctdtr(df, noncentrality, -critical))
+    # nctdtr returns NaN in some far tails: the upper one then comes from scipy.stats (slower, no NaN),
+    # the lower one is below 1e-12 there (noncentrality above ~7) and counts as 0.
+    if math.isnan(upper):
+        upper = float(nct.sf(critical, df, noncentrality))
     return min(upper + (0.0 if math.isnan(lower) else lower), 1.0)
 
 
