@@ -573,7 +573,7 @@ def compare(
     by: ByOpt = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the test.")] = 0.05,
     permutations: Annotated[
-        int, typer.Option("--permutations", help="Sign-flip permutations (0 = normal test).")
+        int, typer.Option("--permutations", help="Sign-flip permutations of the extra p-value (0 = skip).")
     ] = 10_000,
     seed: SeedOpt = 0,
     fail_on: Annotated[
@@ -840,7 +840,9 @@ def rank(
 
 @app.command()
 def plan(
-    delta: Annotated[float, typer.Option("--delta", help="Smallest change in pass rate to detect.")],
+    delta: Annotated[
+        float, typer.Option("--delta", help="Smallest change in pass rate to detect (either direction).")
+    ],
     pass_rate: Annotated[
         float | None, typer.Option("--pass-rate", help="Expected pass rate of the baseline.")
     ] = None,
@@ -890,7 +892,10 @@ def plan(
     elif output is OutputFormat.csv:
         _print_csv(header, rows)
     elif output is OutputFormat.markdown:
-        typer.echo(f"{_markdown_table(header, rows)}\n\n{result.note}\n\nassumptions: {result.source}")
+        typer.echo(
+            f"{_markdown_table(header, rows)}\n\n{result.note}\n\n- test: {result.test}\n"
+            f"- assumptions: {result.source}\n- variances: {result.variances()}"
+        )
     else:
         console.print(
             _rich_table(
@@ -901,7 +906,9 @@ def plan(
             )
         )
         console.print(result.note, markup=False, highlight=False)
+        console.print(f"test: {result.test}", markup=False, highlight=False)
         console.print(f"assumptions: {result.source}", markup=False, highlight=False)
+        console.print(f"variances: {result.variances()}", markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -88,8 +88,11 @@ def test_paired_numbers_match_scipy_ttest_rel() -> None:
     assert result.delta / result.se == pytest.approx(ttest.statistic, rel=1e-12)
     assert result.interval.low == pytest.approx(ci.low, rel=1e-12)
     assert result.interval.high == pytest.approx(ci.high, rel=1e-12)
+    assert result.p_value == pytest.approx(ttest.pvalue, rel=1e-12)
+    assert result.se_floor is not None and result.se_floor < result.se  # the spread, not the floor, decides
     assert result.p_value_normal == pytest.approx(2 * scipy.stats.norm.sf(abs(ttest.statistic)), rel=1e-12)
-    assert result.mde == pytest.approx(detectable_effect(result.se, 0.1, 0.8), rel=1e-14)
+    assert result.mde == pytest.approx(detectable_effect(result.se, 79, 0.1, 0.8), rel=1e-14)
+    assert result.p_value_method == "paired t (df=79)"
     assert result.interval.level == pytest.approx(0.9) and result.interval.method == "paired t"
 
 
@@ -124,7 +127,9 @@ def test_verdicts_follow_the_stated_rule() -> None:
     assert down.verdict == "regression" and down.delta == pytest.approx(-up.delta)
     noise = compare_paired(base, (rng.random((150, 6)) < rate).astype(int))
     assert (noise.verdict == "within_noise") == (noise.p_value >= 0.05)
-    assert "p < 0.05 and delta < 0" in up.rule and "sign-flip permutation" in up.rule
+    for result in (up, down, noise):
+        assert (result.verdict == "within_noise") == result.interval.contains(0.0)
+    assert "95% interval of delta lies above 0" in up.rule and "paired t-test" in up.rule
 
 
 def test_items_in_only_one_run_are_reported_and_ids_match_in_any_order() -> None:
@@ -151,14 +156,27 @@ def test_graded_scores_compare_by_item_mean() -> None:
     b = [[0.4, 0.4], [0.9, 0.9], [0.6, 0.5], [0.3, 0.3]]
     result = compare_paired(a, b)
     assert result.delta == pytest.approx(np.mean(b) - np.mean(a), rel=1e-12)
-    assert result.p_value == pytest.approx(1 / 8)  # all four differences positive: 2 of 16 sign patterns
+    assert result.p_value_sign_flip == pytest.approx(1 / 8)  # all four positive: 2 of 16 sign patterns
+    # graded floor: the noisier run's mean unbiased trial variance over n, here the baseline's
+    floor = max(np.var(a, axis=1, ddof=1).mean(), np.var(b, axis=1, ddof=1).mean()) / 2
+    spread = np.var(np.mean(b, 1) - np.mean(a, 1), ddof=1)
+    assert result.se_floor == pytest.approx(math.sqrt(floor / 4), rel=1e-12)
+    assert result.se == pytest.approx(math.sqrt(max(spread, floor) / 4), rel=1e-12)
+    assert result.p_value == pytest.approx(2 * scipy.stats.t.sf(result.delta / result.se, 3), rel=1e-12)
 
 
-def test_permutations_zero_uses_the_normal_approximation() -> None:
+def test_permutations_zero_skips_the_sign_flip_extra() -> None:
     rng = np.random.default_rng(12)
     a, b = rng.random((30, 3)), rng.random((30, 3)) + 0.1
-    result = compare_paired(a, b, permutations=0)
-    assert result.p_value == result.p_value_normal and result.p_value_method == "normal approximation"
+    without = compare_paired(a, b, permutations=0)
+    with_it = compare_paired(a, b)
+    assert without.p_value_sign_flip is None and without.sign_flip_method is None
+    assert with_it.p_value_sign_flip == sign_flip_p_value(np.mean(b, 1) - np.mean(a, 1))[0]
+    assert (without.p_value, without.verdict, without.interval) == (
+        with_it.p_value,
+        with_it.verdict,
+        with_it.interval,
+    )
 
 
 @pytest.mark.parametrize(
@@ -255,8 +273,8 @@ def test_paired_false_positive_rate_is_near_alpha_exact_path() -> None:
         a = rng.random((50, 4)) < rate
         b = rng.random((50, 4)) < rate
         result = compare_paired(a, b)
-        assert result.p_value_method.startswith("exact")
-        rejections += result.p_value < 0.05
+        assert result.sign_flip_method is not None and result.sign_flip_method.startswith("exact")
+        rejections += result.verdict != "within_noise"
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
 
 
@@ -269,6 +287,49 @@ def test_paired_false_positive_rate_is_near_alpha_monte_carlo_path() -> None:
         a = np.clip(level + 0.2 * rng.standard_normal((40, 3)), 0, 1)
         b = np.clip(level + 0.2 * rng.standard_normal((40, 3)), 0, 1)
         result = compare_paired(a, b, permutations=400, seed=data_set)
-        assert result.p_value_method.startswith("monte carlo")
-        rejections += result.p_value < 0.05
+        assert result.sign_flip_method is not None and result.sign_flip_method.startswith("monte carlo")
+        rejections += result.verdict != "within_noise"
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
+
+
+# --- the trial-noise floor of the paired SE -------------------------------------------------------------
+
+
+def test_trial_noise_floor_by_hand() -> None:
+    # two items 2/5 -> 3/5: every difference 0.2, zero spread; v = (2.5 * 3.5) / (6 * 7 * 5) for both runs
+    result = compare_paired(Bank.from_counts([5, 5], [2, 2]), Bank.from_counts([5, 5], [3, 3]))
+    v = 2.5 * 3.5 / (6 * 7 * 5)
+    assert result.se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-12) and result.se == result.se_floor
+    half = scipy.stats.t.ppf(0.975, 1) * math.sqrt(v / 2)
+    assert (result.interval.low, result.interval.high) == pytest.approx((0.2 - half, 0.2 + half), rel=1e-12)
+    assert result.verdict == "within_noise" and "trial-noise floor" in result.p_value_method
+    # a saturated item still has trial noise: (n + 1/2) (1/2) / ((n + 1)(n + 2) n)
+    saturated = compare_paired(Bank.from_counts([4, 4], [4, 4]), Bank.from_counts([4, 4], [3, 3]))
+    assert saturated.se_floor == pytest.approx(math.sqrt(max(4.5 * 0.5, 3.5 * 1.5) / (5 * 6 * 4) / 2))
+
+
+def test_two_items_without_spread_are_never_significant_up_to_five_trials() -> None:
+    for trials in range(1, 6):
+        for first in range(trials + 1):
+            for second in range(trials + 1):
+                a = Bank.from_counts([trials] * 2, [first] * 2)
+                b = Bank.from_counts([trials] * 2, [second] * 2)
+                result = compare_paired(a, b, permutations=0)
+                assert result.se > 0 and result.verdict in ("identical", "within_noise")
+
+
+def test_floor_of_other_metrics_is_the_binomial_variance_of_the_estimate() -> None:
+    rng = np.random.default_rng(21)
+    a = (rng.random((30, 6)) < 0.6).astype(int)
+    b = (rng.random((30, 6)) < 0.7).astype(int)
+    assert compare_paired(a, b, "pass@k", 1).se_floor == pytest.approx(
+        compare_paired(a, b).se_floor, rel=1e-12
+    )
+    # pass^2 of one item with c of n = 6: Var of C(c, 2)/C(6, 2) under Binomial(6, (c + 1/2)/7), times 7/8
+    for c in range(7):
+        rate = (c + 0.5) / 7
+        pmf = scipy.stats.binom.pmf(np.arange(7), 6, rate)
+        values = np.array([math.comb(j, 2) / 15 for j in range(7)])
+        v = (pmf @ values**2 - (pmf @ values) ** 2) * 7 / 8
+        run = Bank.from_counts([6, 6], [c, c])
+        assert compare_paired(run, run, "pass^k", 2).se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-10)

@@ -1,4 +1,4 @@
-"""Power, MDE and sample sizes against statsmodels and the textbook formula; predicted vs simulated power."""
+"""Power, MDE and sample sizes of the paired t-test against statsmodels' TTestPower; simulated power."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import norm
-from statsmodels.stats.power import NormalIndPower
+from scipy.stats import nct, t
+from statsmodels.stats.power import TTestPower
 
 from trialscore import EvaluationError
 from trialscore.stats import (
@@ -30,9 +30,9 @@ DESIGNS = [
 
 @pytest.mark.parametrize(("items", "trials", "between", "within", "delta"), DESIGNS)
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1])
-def test_design_power_is_statsmodels_two_sided_z_test(items, trials, between, within, delta, alpha) -> None:
+def test_design_power_is_statsmodels_paired_t_test(items, trials, between, within, delta, alpha) -> None:
     sd = math.sqrt(between + within / trials)
-    want = NormalIndPower().power(effect_size=delta / sd, nobs1=items, alpha=alpha, ratio=0)
+    want = TTestPower().power(effect_size=delta / sd, nobs=items, alpha=alpha)
     got = design_power(delta, items=items, trials=trials, between=between, within=within, alpha=alpha)
     assert got == pytest.approx(want, rel=1e-12)
     assert (
@@ -40,18 +40,35 @@ def test_design_power_is_statsmodels_two_sided_z_test(items, trials, between, wi
     )
 
 
-def test_textbook_two_proportion_sample_size() -> None:
-    for p, delta in [(0.6, 0.1), (0.3, 0.05), (0.9, -0.1), (0.5, 0.2)]:
-        q = p + delta
-        z = norm.ppf(0.975) + norm.ppf(0.8)
-        textbook = math.ceil(z**2 * (p * (1 - p) + q * (1 - q)) / delta**2)
+def test_pass_rate_plan_is_the_t_test_sample_size_in_the_noisier_direction() -> None:
+    for p, delta, q in [
+        (0.6, 0.1, 0.5),
+        (0.3, 0.05, 0.35),
+        (0.9, -0.1, 0.8),
+        (0.5, 0.2, 0.3),
+        (0.95, 0.1, 0.85),
+    ]:
         plan = plan_sample_size(delta, pass_rate=p)
-        assert plan.items == textbook and plan.trials == 1 and plan.feasible
-        assert plan.within == pytest.approx(p * (1 - p) + q * (1 - q), rel=1e-14)
-        continuous = NormalIndPower().solve_power(
-            effect_size=abs(delta) / math.sqrt(plan.within), alpha=0.05, power=0.8, ratio=0
+        assert plan.within_baseline == pytest.approx(p * (1 - p), rel=1e-14)
+        assert plan.within_candidate == pytest.approx(q * (1 - q), rel=1e-12)
+        assert plan.direction == ("decrease" if q < p else "increase")
+        assert plan.between_baseline == plan.between_candidate == plan.between == 0.0
+        continuous = TTestPower().solve_power(
+            effect_size=abs(delta) / math.sqrt(plan.within), alpha=0.05, power=0.8
         )
-        assert plan.items == math.ceil(continuous)
+        assert plan.items == math.ceil(continuous) and plan.trials == 1 and plan.feasible
+        assert plan.test.startswith("two-sided paired t-test") and "homogeneous items" in plan.source
+
+
+def test_noncentral_t_power_by_hand() -> None:
+    # 20 items, SE 0.05, delta 0.12: noncentrality 2.4, critical t_19(0.975)
+    se = math.sqrt((0.0 + 0.5 / 10) / 20)
+    critical = t.ppf(0.975, 19)
+    by_hand = nct.sf(critical, 19, 0.12 / se) + nct.cdf(-critical, 19, 0.12 / se)
+    assert design_power(0.12, items=20, trials=10, between=0.0, within=0.5) == pytest.approx(
+        by_hand, rel=1e-12
+    )
+    assert by_hand == pytest.approx(0.6246, abs=1e-4)  # the z-test would claim Phi(2.4 - 1.96) = 0.670
 
 
 @pytest.mark.parametrize(("items", "trials", "between", "within", "delta"), DESIGNS)
@@ -74,15 +91,16 @@ def test_the_mde_is_detected_with_the_stated_power(items, trials, between, withi
         0.8, abs=1e-3
     )
     se = math.sqrt((between + within / trials) / items)
-    assert mde == pytest.approx(detectable_effect(se), rel=1e-14)
-    assert mde == pytest.approx((norm.ppf(0.975) + norm.ppf(0.8)) * se, rel=1e-12)
+    assert mde == pytest.approx(detectable_effect(se, items - 1), rel=1e-14)
+    # close to (t_{1-alpha/2} + t_{power}) SE, the usual approximation of the noncentral-t solution
+    assert mde == pytest.approx((t.ppf(0.975, items - 1) + t.ppf(0.8, items - 1)) * se, rel=0.01)
 
 
 def test_between_item_variance_sets_a_floor_no_trial_count_lowers() -> None:
     assert trials_needed(0.05, items=100, between=0.1, within=0.4) is None
     plan = plan_sample_size(0.05, pass_rate=0.5, between=0.1, items=100)
     assert plan.trials is None and not plan.feasible
-    assert plan.mde == pytest.approx(detectable_effect(math.sqrt(0.1 / 100)), rel=1e-12)
+    assert plan.mde == pytest.approx(detectable_effect(math.sqrt(0.1 / 100), 99), rel=1e-12)
     assert f"{items_needed(0.05, trials=1, between=0.1, within=plan.within)} items" in plan.note
 
 
@@ -96,14 +114,20 @@ def test_design_check_with_items_and_trials() -> None:
     assert plan.to_dict()["mde"] == plan.mde and "300 items x 4 trials" in str(plan)
 
 
-def test_one_run_pilot_doubles_its_trial_variance() -> None:
+def test_one_run_pilot_estimates_both_runs_variances() -> None:
     rng = np.random.default_rng(0)
-    pilot = (rng.random((80, 6)) < rng.beta(2, 2, size=(80, 1))).astype(int)
+    pilot = (rng.random((80, 6)) < rng.beta(4, 2, size=(80, 1))).astype(int)
     within = pilot.var(axis=1, ddof=1).mean()
+    mean = pilot.mean()
     plan = plan_sample_size(0.05, pilot=pilot)
-    assert plan.trials == 6 and plan.between == 0.0
-    assert plan.within == pytest.approx(2 * within, rel=1e-13)
-    assert plan.items == items_needed(0.05, trials=6, between=0.0, within=2 * within)
+    assert plan.trials == 6 and plan.between == 0.0 and plan.direction == "decrease"
+    assert plan.within_baseline == pytest.approx(within, rel=1e-13)
+    # rates moved by -0.05 towards 1/2: sigma_b^2 = sigma_a^2 - delta (1 - 2 p) - delta^2
+    assert plan.within_candidate == pytest.approx(within - 0.05 * (1 - 2 * mean) - 0.05**2, rel=1e-12)
+    spread = pilot.mean(axis=1).var(ddof=1) - within / 6
+    assert plan.between_baseline == plan.between_candidate == pytest.approx(spread, rel=1e-12)
+    assert plan.items == items_needed(0.05, trials=6, between=0.0, within=plan.within)
+    assert "between-item variance of the differences assumed 0" in plan.source
 
 
 def test_paired_pilot_estimates_both_components() -> None:
@@ -125,7 +149,8 @@ def test_paired_pilot_estimates_both_components() -> None:
     [
         ({"delta": 0.1}, r"give exactly one of pass_rate or pilot; got both or neither"),
         ({"delta": 0.1, "pass_rate": 0.5, "pilot": [[1, 0]]}, r"give exactly one of pass_rate or pilot"),
-        ({"delta": 0.2, "pass_rate": 0.9}, r"pass_rate and pass_rate \+ delta must lie in \[0, 1\]"),
+        ({"delta": 0.6, "pass_rate": 0.5}, r"pass_rate \+- delta must lie in \[0, 1\] for at least one sign"),
+        ({"delta": 0.1, "pass_rate": 1.2}, r"pass_rate must lie in \[0, 1\]; got pass_rate=1.2"),
         ({"delta": 0, "pass_rate": 0.5}, r"delta must be a non-zero difference to detect; got delta=0"),
         (
             {"delta": 0.1, "pass_rate": 0.5, "between": -1.0},
@@ -180,15 +205,3 @@ def test_predicted_power_is_within_5_points_of_simulated(items, trials, delta, s
     predicted, simulated = simulated_power(items, trials, delta, spread, seed=items + trials)
     assert 0.2 < predicted < 0.95  # an informative design, not a trivially certain one
     assert abs(predicted - simulated) <= 0.05, (predicted, simulated)
-
-
-@pytest.mark.slow
-def test_planned_sample_size_delivers_the_target_power() -> None:
-    plan = plan_sample_size(0.1, pass_rate=0.6)
-    rng = np.random.default_rng(7)
-    rejections = 0
-    for _ in range(2000):
-        a = rng.random((plan.items, 1)) < 0.6
-        b = rng.random((plan.items, 1)) < 0.7
-        rejections += compare_paired(a, b, permutations=0).p_value < 0.05
-    assert abs(rejections / 2000 - 0.8) <= 0.05
