@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
 import typer
+from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Table
 
@@ -35,7 +36,7 @@ from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import bayes, g_pass_at_k_tau, mg_pass_at_k, pass_at_k, pass_hat_k
 from trialscore.runner.commands import register as register_runner_commands
-from trialscore.terminal import stderr_console, stdout_console
+from trialscore.terminal import fitted_table, stderr_console, stdout_console
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -214,13 +215,10 @@ def _print_csv(header: Sequence[str], rows: Sequence[Sequence[object]]) -> None:
     typer.echo(buffer.getvalue(), nl=False)
 
 
-def _rich_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> Table:
-    table = Table(title=escape(title) if title else None, title_justify="left")
-    for index, name in enumerate(header):
-        table.add_column(escape(name), justify="left" if index == 0 else "right")
-    for row in rows:
-        table.add_row(*(escape(_cell(value)) for value in row))
-    return table
+def _rich_table(title: str, header: Sequence[str], rows: Sequence[Sequence[object]]) -> RenderableType:
+    return fitted_table(
+        title or None, header, [[_cell(value) for value in row] for row in rows], console.width
+    )
 
 
 def _rows_line(stats: dict[str, Any]) -> str:
@@ -560,6 +558,28 @@ def _compare_groups(
     return body
 
 
+def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per comparison whose runs do not share every item: what was compared, what was left out."""
+    notes = []
+    for c in comparisons:
+        only_a, only_b = c.get("only_in_baseline") or [], c.get("only_in_candidate") or []
+        if not (only_a or only_b):
+            continue
+
+        def listed(ids: list[Any]) -> str:
+            shown = ", ".join(str(item) for item in ids[:5])
+            return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+        parts = [f"{c['label']}: compared the {c['paired_items']} items in both runs"]
+        parts.append("(baseline and candidate scores are over those items)")
+        if only_a:
+            parts.append(f"; {len(only_a)} only in the baseline ({listed(only_a)})")
+        if only_b:
+            parts.append(f"; {len(only_b)} only in the candidate ({listed(only_b)})")
+        notes.append(" ".join(parts[:2]) + "".join(parts[2:]) + ", left out of the pairing")
+    return notes
+
+
 @app.command()
 def compare(
     baseline: Annotated[Path, typer.Argument(help="Trial file of the baseline run.")],
@@ -662,12 +682,7 @@ def compare(
     elif output is OutputFormat.markdown:
         verdicts = sorted({c["verdict"] for c in comparisons})
         lines = [f"### trialscore compare: {', '.join(verdicts)}", "", _markdown_table(header, rows), ""]
-        for c in comparisons:
-            if c.get("only_in_baseline") or c.get("only_in_candidate"):
-                lines.append(
-                    f"- {c['label']}: {len(c['only_in_baseline'])} items only in the baseline, "
-                    f"{len(c['only_in_candidate'])} only in the candidate (left out of the pairing)"
-                )
+        lines.extend(f"- {note}" for note in _unpaired_notes(comparisons))
         lines.extend(f"- rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons))
         lines.append(f"- baseline {_rows_line(payload['rows']['baseline'])}")
         lines.append(f"- candidate {_rows_line(payload['rows']['candidate'])}")
@@ -676,6 +691,8 @@ def compare(
         typer.echo("\n".join(lines))
     else:
         console.print(_rich_table(f"compare: {baseline} -> {candidate}", header, rows))
+        for note in _unpaired_notes(comparisons):
+            console.print(f"  {note}", markup=False, highlight=False)
         for rule in dict.fromkeys(c["rule"] for c in comparisons):
             console.print(f"  rule: {rule}", markup=False, highlight=False)
         console.print(f"baseline {_rows_line(payload['rows']['baseline'])}", markup=False, highlight=False)

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
-from rich.table import Table
+from rich.text import Text
 
 from trialscore.runner.orchestrator import RunReport
+from trialscore.terminal import fitted_table
 
 __all__ = ["print_run"]
+
+_HEADER = ("case", "category", "strategy", "verdict", "score", "pass/n", "err", "pass@k", "flaky%", "cost $")
+_JUSTIFY: tuple[JustifyMethod, ...] = ("left", "left", "left", "left", *("right",) * 6)
 
 _STYLE = {"pass": "green", "fail": "red", "borderline": "yellow", "error": "magenta", "skipped": "dim"}
 
@@ -32,38 +36,27 @@ def _with_interval(metric: dict[str, Any] | None) -> str:
 def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> None:
     """Print the per-case table and the per-target metrics of a completed run."""
     for name, target in summary["targets"].items():
-        title = escape(f"{report.suite.name} · {name} · run {report.run_id}")
-        table = Table(title=title, title_justify="left")
-        for column, justify in (
-            ("case", "left"),
-            ("category", "left"),
-            ("strategy", "left"),
-            ("verdict", "left"),
-            ("score", "right"),
-            ("pass/n", "right"),
-            ("err", "right"),
-            ("pass@k", "right"),
-            ("flaky%", "right"),
-            ("cost $", "right"),
-        ):
-            table.add_column(column, justify=justify, no_wrap=column == "case")  # type: ignore[arg-type]
+        title = f"{report.suite.name} · {name} · run {report.run_id}"
+        rows: list[list[str | Text]] = []
         for case in (case for case in report.cases if case.target == name):
             metrics = case.stimulus.multi_trial if case.stimulus is not None else None
             verdict = case.verdict + (" (cost-limited)" if case.cost_limited else "")
             partial = case.unknown_cost_attempts and case.cost_usd is not None
-            table.add_row(
-                escape(case.eval_id),
-                escape(case.category or ""),
-                case.strategy.replace("confidence_interval", "ci95"),
-                f"[{_STYLE[case.verdict]}]{verdict}[/]",
-                _number(case.score),
-                f"{case.passed_attempts}/{case.total_attempts}",
-                str(case.errored_attempts) if case.errored_attempts else "",
-                _number(metrics.pass_at_k if metrics else None),
-                f"{case.stimulus.flakiness_percent:.0f}" if case.stimulus and case.stimulus.flaky else "",
-                _number(case.cost_usd, 4) + ("+?" if partial else ""),
+            rows.append(
+                [
+                    case.eval_id,
+                    case.category or "",
+                    case.strategy.replace("confidence_interval", "ci95"),
+                    Text(verdict, style=_STYLE[case.verdict]),
+                    _number(case.score),
+                    f"{case.passed_attempts}/{case.total_attempts}",
+                    str(case.errored_attempts) if case.errored_attempts else "",
+                    _number(metrics.pass_at_k if metrics else None),
+                    f"{case.stimulus.flakiness_percent:.0f}" if case.stimulus and case.stimulus.flaky else "",
+                    _number(case.cost_usd, 4) + ("+?" if partial else ""),
+                ]
             )
-        console.print(table)
+        console.print(fitted_table(title, _HEADER, rows, console.width, _JUSTIFY))
         metrics = target["metrics"]
         k = metrics.get("k", "-")
         console.print(
@@ -74,9 +67,13 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
         )
         verdicts = target["case_verdicts"]["counts"]
         trials = target["trials"]
+        flaky = sum(
+            1 for case in report.cases if case.target == name and case.stimulus and case.stimulus.flaky
+        )
         console.print(
             "cases: "
             + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items() if count)
+            + f" ({flaky} flaky: passed some trials, failed others)"
             + f"   trials: {trials['stored']} run, {trials['errored']} errored"
             + f"   cost ${target['cost_usd']:.4f}"
         )
