@@ -52,8 +52,21 @@ console = stdout_console()
 errors = stderr_console()
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from trialscore import __version__
+
+        typer.echo(f"trialscore {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
     """Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N."""
 
 
