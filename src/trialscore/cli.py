@@ -340,9 +340,11 @@ def score(
     metric: Annotated[
         str,
         typer.Option(
-            "--metric", help="Comma-separated: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes."
+            "--metric",
+            help="Comma-separated: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes (the Bayes@N "
+            "posterior for these items under a uniform prior; not a default).",
         ),
-    ] = "pass@k,pass^k,bayes",
+    ] = "pass@k,pass^k",
     ci: Annotated[
         str,
         typer.Option(
@@ -482,7 +484,7 @@ def _compare_groups(
     (spec,) = metric_specs([metric], [k] if k is not None else [1], tau)
     bank_a, bank_b = base.bank(), cand.bank()
     if spec.metric == "bayes":
-        result = compare_bayes(bank_a, bank_b, confidence=1 - alpha)
+        result = compare_bayes(bank_a, bank_b, alpha=alpha)
         body = result.to_dict()
         body.update(
             design="bayes",

@@ -233,14 +233,35 @@ def test_bayes_comparison_applies_the_z_rule() -> None:
     rho, abs_z = ranking_confidence(mu_a, sigma_a, mu_b, sigma_b)
     assert result.z == pytest.approx(z, rel=1e-12) and abs(result.z) == pytest.approx(abs_z, rel=1e-12)
     assert max(result.probability, 1 - result.probability) == pytest.approx(rho, rel=1e-12)
-    threshold = scipy.stats.norm.ppf(0.95)
+    threshold = scipy.stats.norm.ppf(0.975)  # alpha = 0.05 in total, 0.025 per direction
     expected = "improvement" if z >= threshold else ("regression" if z <= -threshold else "within_noise")
     assert result.verdict == expected
     assert result.intervals_overlap == (result.baseline.high >= result.candidate.low)
     assert compare_bayes(a, a).verdict == "identical"
-    graded = compare_bayes([[0, 1, 2]] * 5, [[2, 2, 1]] * 5, [0.0, 0.5, 1.0], confidence=0.9)
-    assert graded.verdict == "improvement" and graded.confidence == 0.9
-    assert json.loads(json.dumps(graded.to_dict()))["candidate"]["method"] == "bayes@n normal"
+    graded = compare_bayes([[0, 1, 2]] * 5, [[2, 2, 1]] * 5, [0.0, 0.5, 1.0], alpha=0.1)
+    assert graded.verdict == "improvement" and graded.alpha == 0.1 and graded.confidence == 0.95
+    assert graded.baseline.level == 0.9 and "Phi^-1(1 - alpha/2)" in graded.rule
+    assert json.loads(json.dumps(graded.to_dict()))["candidate"]["method"].startswith("bayes@n credible")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("a", "b", "trials", "items"), [(4, 2, 5, 100), (4, 2, 5, 20), (9, 1.1, 10, 100)])
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_bayes_comparison_false_positive_rate_is_at_most_alpha_in_total(
+    a: float, b: float, trials: int, items: int, alpha: float
+) -> None:
+    """Two runs of the same items (rates from Beta(a, b)): alpha counts both directions."""
+    rng = np.random.default_rng(15)
+    reps = 2000
+    n = np.full(items, trials)
+    flagged = 0
+    for _ in range(reps):
+        p = rng.beta(a, b, items)
+        first = Bank.from_counts(n, rng.binomial(trials, p))
+        second = Bank.from_counts(n, rng.binomial(trials, p))
+        flagged += compare_bayes(first, second, alpha=alpha).verdict in ("improvement", "regression")
+    rate = flagged / reps
+    assert rate <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
 # --- false-positive rate under no difference ------------------------------------------------------------

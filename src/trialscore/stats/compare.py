@@ -35,9 +35,11 @@ t-interval and test on the two sets of per-item values.
 sec. 2.9): with posterior means and sds :math:`(\mu, \sigma)` of both runs,
 :math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2}`, the probability
 that B ranks above A is :math:`\Phi(z)`, and B is declared better when
-:math:`z \ge \Phi^{-1}(\gamma)` at confidence :math:`\gamma` (worse when
-:math:`z \le -\Phi^{-1}(\gamma)`).  Whether the two :math:`\gamma` credible
-intervals overlap (the paper's visual criterion, stricter) is reported too.
+:math:`z \ge \Phi^{-1}(\gamma)` (worse when :math:`z \le -\Phi^{-1}(\gamma)`)
+with :math:`\gamma = 1 - \alpha/2` per direction, so that ``alpha`` is the
+total two-sided error, as in the paired test.  Whether the two
+:math:`1 - \alpha` credible intervals overlap (the paper's visual criterion,
+stricter) is reported too.
 
 References
 ----------
@@ -420,7 +422,8 @@ class BayesComparison:
     """Bayes@N comparison of two runs with the decision rule of Hariri et al. (2025).
 
     ``probability`` is the posterior probability (normal approximation) that
-    the candidate's true score is above the baseline's.
+    the candidate's true score is above the baseline's; ``alpha`` the total
+    two-sided error and ``confidence`` the per-direction ``gamma = 1 - alpha/2``.
     """
 
     baseline: Interval
@@ -429,6 +432,7 @@ class BayesComparison:
     sigma: float
     z: float
     probability: float
+    alpha: float
     confidence: float
     intervals_overlap: bool
     verdict: str
@@ -455,24 +459,29 @@ def compare_bayes(
     *,
     prior_baseline: ArrayLike | None = None,
     prior_candidate: ArrayLike | None = None,
-    confidence: float = 0.95,
+    alpha: float = 0.05,
 ) -> BayesComparison:
-    r"""Bayes@N comparison of two runs with the paper's z-score decision rule.
+    r"""Bayes@N comparison of two runs with the paper's z-score decision rule at total error ``alpha``.
 
     B is better when :math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2} \ge \Phi^{-1}(\gamma)`,
-    worse when :math:`z \le -\Phi^{-1}(\gamma)`, at confidence :math:`\gamma`.
+    worse when :math:`z \le -\Phi^{-1}(\gamma)`, with :math:`\gamma = 1 - \alpha/2`:
+    ``alpha`` is the total two-sided error (1.96 at 0.05, not the paper's
+    one-sided 1.645, which flags up to twice ``alpha`` of equal runs).  The
+    runs' credible intervals (:func:`~trialscore.stats.bayes_interval`) are at
+    level ``1 - alpha``.
 
     ``w`` are the category weights of :func:`trialscore.estimators.bayes`;
     ``prior_*`` the optional prior outcomes ``R0`` of each run.  The verdict
     is ``identical`` when both posteriors have the same mean and sd.
 
     >>> result = compare_bayes([[1, 1, 1, 0]] * 30, [[1, 0, 0, 0]] * 30)
-    >>> result.verdict, round(result.z, 2), result.intervals_overlap
-    ('regression', -7.25, False)
+    >>> result.verdict, round(result.z, 2), result.intervals_overlap, result.confidence
+    ('regression', -7.25, False, 0.975)
     """
-    confidence = check_probability(confidence, "confidence")
-    first = bayes_interval(baseline, w, prior_baseline, confidence)
-    second = bayes_interval(candidate, w, prior_candidate, confidence)
+    alpha = check_probability(alpha, "alpha")
+    confidence = 1.0 - alpha / 2.0
+    first = bayes_interval(baseline, w, prior_baseline, 1.0 - alpha)
+    second = bayes_interval(candidate, w, prior_candidate, 1.0 - alpha)
     delta = second.estimate - first.estimate
     sigma = math.hypot(first.se or 0.0, second.se or 0.0)
     if sigma > 0:
@@ -483,7 +492,7 @@ def compare_bayes(
     rule = (
         f"identical if both posteriors have the same mean and sd; improvement if z >= {threshold:.4g}, "
         f"regression if z <= {-threshold:.4g} (z = delta / sqrt(sigma_a^2 + sigma_b^2), threshold "
-        f"Phi^-1({confidence:g}), Hariri et al. 2025), else within_noise"
+        f"Phi^-1(1 - alpha/2) at total two-sided alpha = {alpha:g}, Hariri et al. 2025), else within_noise"
     )
     if delta == 0 and first.se == second.se:
         verdict = "identical"
@@ -494,4 +503,6 @@ def compare_bayes(
     else:
         verdict = "within_noise"
     overlap = first.low <= second.high and second.low <= first.high
-    return BayesComparison(first, second, delta, sigma, z, float(ndtr(z)), confidence, overlap, verdict, rule)
+    return BayesComparison(
+        first, second, delta, sigma, z, float(ndtr(z)), alpha, confidence, overlap, verdict, rule
+    )
