@@ -27,15 +27,22 @@ Intervals (``ci``), at ``level``:
 * ``bootstrap`` / ``bca``: items resampled with replacement, percentile / BCa
   (:func:`trialscore.stats.bootstrap_interval`), seeded;
 * ``wilson``, ``clopper-pearson``, ``jeffreys``, ``agresti-coull``: a proportion
-  interval on the pooled trials :math:`\sum c / \sum n`, as seed 002 does; this
-  treats trials as independent, so it is offered only for pass rates (``avg``,
-  or a k = 1 metric) and is too narrow when items differ (prefer ``bootstrap``).
+  interval on the pooled trials :math:`\sum c / \sum n`, as seed 002 does.  It
+  treats every trial as an independent unit, which holds only when each item
+  has one trial (or there is a single item): then the pooled rate *is* the
+  pass rate, the estimate is unchanged and the interval exact.  So it is
+  offered only there, and only for pass rates (``avg``, or a k = 1 metric).
+  With several trials per item the trials of one item are correlated (items
+  differ), the pooled rate differs from ``avg`` on ragged data, and the error
+  names the measured design effect :func:`design_effect` instead.
 
-Bayes@N always gets its posterior credible interval.
+Bayes@N always gets its posterior credible interval (for these items under a
+uniform prior; :func:`trialscore.stats.bayes_interval`).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +60,7 @@ __all__ = [
     "GroupScore",
     "MetricScore",
     "MetricSpec",
+    "design_effect",
     "metric_interval",
     "metric_specs",
     "score_group",
@@ -133,6 +141,52 @@ def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) ->
     return specs
 
 
+def design_effect(bank: Bank) -> float:
+    r"""How much the pooled-trials binomial variance understates the variance of the pass rate.
+
+    .. math::
+
+        \mathrm{deff} = \frac{s^2_{\bar y} / M}{\hat p(1 - \hat p) / \sum_i n_i},
+        \qquad \hat p = \frac{\sum_i c_i}{\sum_i n_i},
+
+    with :math:`s^2_{\bar y}` the sample variance (``ddof=1``) of the ``M`` per-item
+    pass rates :math:`c_i/n_i`: the variance of the mean over items (items as the
+    independent units) over the binomial variance of the pooled rate (trials as
+    the independent units).  About 1 when every item has the same pass rate,
+    :math:`1 + (n - 1)\rho` with :math:`n` trials per item and intra-item
+    correlation :math:`\rho`.  NaN when it cannot be measured (fewer than 2
+    items, or every trial with the same outcome).
+
+    >>> round(design_effect(Bank.from_counts([4, 4, 4, 4], [4, 4, 0, 0])), 3)
+    5.333
+    """
+    total = float(bank.n.sum())
+    pooled = float(bank.c.sum()) / total
+    binomial = pooled * (1.0 - pooled) / total
+    if bank.items < 2 or binomial == 0.0:
+        return math.nan
+    return float(np.var(bank.c / bank.n, ddof=1)) / bank.items / binomial
+
+
+def _check_trials_independent(bank: Bank, ci: str) -> None:
+    """Pooled-trials intervals only where trials are the independent units."""
+    if bank.items == 1 or bank.trials == 1:
+        return
+    effect = design_effect(bank)
+    if math.isnan(effect):
+        measured = "the design effect cannot be measured (every trial has the same outcome)"
+    else:
+        measured = (
+            f"the measured design effect is {effect:.3g} (variance of the mean of the {bank.items} per-item "
+            f"pass rates over the binomial variance of the pooled rate {bank.c.sum()}/{bank.n.sum()})"
+        )
+    raise EvaluationError(
+        f"--ci {ci} pools all trials as independent, which holds only when every item has one trial "
+        f"(or there is one item); got items with up to {int(bank.n.max())} trials, and {measured}. "
+        "Use the default --ci auto, which treats the items as the independent units"
+    )
+
+
 def metric_interval(
     bank: Bank,
     spec: MetricSpec,
@@ -170,6 +224,7 @@ def metric_interval(
                 f"ci {ci!r} is a proportion interval of the pooled trials: it fits avg or a k = 1 metric, "
                 f"not {spec.label}; use --ci bootstrap"
             )
+        _check_trials_independent(bank, ci)
         return proportion_interval(int(bank.c.sum()), int(bank.n.sum()), level, ci)
     if bank.items < 2:
         raise EvaluationError(f"ci {ci!r} needs at least 2 items; got {bank.items} (use --ci bootstrap)")
