@@ -15,6 +15,7 @@ import trialscore as ts
 from trialscore import Bank, EvaluationError
 from trialscore.stats import (
     compare_bayes,
+    compare_clustered,
     compare_paired,
     compare_unpaired,
     detectable_effect,
@@ -293,3 +294,20 @@ def test_paired_false_positive_rate_is_near_alpha_monte_carlo_path() -> None:
         assert result.p_value_method.startswith("monte carlo")
         rejections += result.p_value < 0.05
     assert 0.03 <= rejections / 2000 <= 0.07, rejections / 2000
+
+
+def test_clustered_comparison_reads_its_verdict_off_its_own_interval() -> None:
+    rng = np.random.default_rng(30)
+    for _ in range(50):
+        items = 24
+        ids = [f"q{i}" for i in range(items)]
+        clusters = {item: f"p{i // 4}" for i, item in enumerate(ids)}
+        a = (rng.random((items, 3)) < 0.6).astype(int)
+        b = (rng.random((items, 3)) < rng.uniform(0.5, 0.9)).astype(int)
+        result = compare_clustered(a, b, clusters, ids_baseline=ids, ids_candidate=ids)
+        excludes_zero = not result.interval.contains(0.0)
+        assert (result.verdict in ("improvement", "regression")) == excludes_zero
+    with pytest.raises(EvaluationError, match="needs item ids"):
+        compare_clustered([[1, 0], [0, 1]], [[1, 1], [0, 1]], {})
+    with pytest.raises(EvaluationError, match="got none for 'b'"):
+        compare_clustered({"a": [1], "b": [0]}, {"a": [1], "b": [1]}, {"a": "x"})

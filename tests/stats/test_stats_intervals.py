@@ -12,7 +12,7 @@ from scorio.eval import bayes_ci
 from statsmodels.stats.proportion import proportion_confint
 
 from trialscore import EvaluationError
-from trialscore.stats import bayes_interval, mean_interval, proportion_interval
+from trialscore.stats import bayes_interval, clustered_interval, mean_interval, proportion_interval
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 GRID = [
@@ -287,3 +287,22 @@ def test_t_and_normal_intervals_cover_95_percent(n: int) -> None:
     samples = np.random.default_rng(n).beta(a, b, size=(2000, n))
     covered = np.mean([mean_interval(row).contains(truth) for row in samples])
     assert 0.93 <= covered <= 0.97, covered
+
+
+# --- clustered ----------------------------------------------------------------------------------------
+
+
+def test_clustered_interval_matches_statsmodels_cluster_ols_with_t() -> None:
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(3)
+    values = rng.random(30)
+    groups = rng.integers(0, 7, 30)
+    fit = sm.OLS(values, np.ones(30)).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    got = clustered_interval(values, groups.tolist(), 0.9)
+    ((low, high),) = fit.conf_int(alpha=0.1)
+    assert got.se == pytest.approx(fit.bse[0], rel=1e-10)
+    assert (got.low, got.high) == pytest.approx((low, high), rel=1e-10)
+    assert got.method == f"cluster-robust t, {len(set(groups))} clusters, df {len(set(groups)) - 1}"
+    with pytest.raises(EvaluationError, match="at least 2 distinct keys"):
+        clustered_interval([0.1, 0.2], ["a", "a"])

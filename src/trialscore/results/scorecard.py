@@ -36,6 +36,11 @@ Intervals (``ci``), at ``level``:
   differ), the pooled rate differs from ``avg`` on ragged data, and the error
   names the measured design effect :func:`design_effect` instead.
 
+With ``clusters`` (``--cluster-col``: items that share a passage, a repository...)
+the interval is the cluster-robust t interval of the per-item values
+(:func:`trialscore.stats.clustered_interval`: clustered SE, t quantile at
+``G - 1`` degrees of freedom for ``G`` clusters), clipped to [0, 1].
+
 Bayes@N always gets its posterior credible interval (for these items under a
 uniform prior; :func:`trialscore.stats.bayes_interval`).
 """
@@ -43,7 +48,7 @@ uniform prior; :func:`trialscore.stats.bayes_interval`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,7 +56,7 @@ import numpy as np
 
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores
+from trialscore.estimators import item_scores, state_scores
 from trialscore.results.counts import GroupCounts
 
 __all__ = [
@@ -187,6 +192,25 @@ def _check_trials_independent(bank: Bank, ci: str) -> None:
     )
 
 
+def _clustered_metric_interval(
+    bank: Bank, spec: MetricSpec, k: int | None, ci: str, level: float, clusters: Sequence[Hashable]
+) -> Any:
+    from trialscore.stats import clustered_interval
+
+    if ci not in ("auto", "t"):
+        raise EvaluationError(
+            f"--cluster-col gives the cluster-robust t interval; it cannot be combined with --ci {ci} "
+            "(leave --ci at auto)"
+        )
+    keys = list(clusters)
+    if len(set(keys)) < 2:
+        raise EvaluationError(
+            f"--cluster-col must put the {bank.items} items in at least 2 clusters to measure a clustered "
+            f"standard error; got {len(set(keys))}"
+        )
+    return clustered_interval(item_scores(bank, spec.metric, k, spec.tau), keys, level, clip=(0.0, 1.0))
+
+
 def metric_interval(
     bank: Bank,
     spec: MetricSpec,
@@ -195,10 +219,14 @@ def metric_interval(
     resamples: int = 10_000,
     seed: int = 0,
     states: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    clusters: Sequence[Hashable] | None = None,
 ) -> Any:
     """The estimate of ``spec`` on ``bank`` with its interval (a :class:`trialscore.stats.Interval`).
 
     ``states`` may pass ``bank.states()`` when it is already computed (several metrics of one bank).
+    ``clusters`` (one key per item of ``bank``, from ``--cluster-col``) replaces the default
+    interval by the cluster-robust t interval (:func:`trialscore.stats.clustered_interval`,
+    ``G - 1`` degrees of freedom); Bayes@N keeps its posterior for these items.
 
     >>> bank = Bank.from_counts([4, 4, 4, 4, 4, 4], [1, 3, 4, 2, 4, 3])
     >>> print(metric_interval(bank, MetricSpec("avg")))
@@ -213,6 +241,8 @@ def metric_interval(
     if spec.metric == "bayes":
         return bayes_interval(bank, level=level)
     k = bank.check_k(spec.k) if spec.k is not None else None
+    if clusters is not None:
+        return _clustered_metric_interval(bank, spec, k, ci, level, clusters)
     if ci in ("bootstrap", "bca"):
         method = "percentile" if ci == "bootstrap" else "bca"
         return bootstrap_interval(
@@ -304,8 +334,10 @@ def score_group(
 
     bank = group.bank()
     states = bank.states()
+    clusters = group.bank_clusters()
     scores = tuple(
-        MetricScore(spec, metric_interval(bank, spec, ci, level, resamples, seed, states)) for spec in specs
+        MetricScore(spec, metric_interval(bank, spec, ci, level, resamples, seed, states, clusters))
+        for spec in specs
     )
     return GroupScore(
         key=group.key,

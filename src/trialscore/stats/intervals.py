@@ -35,6 +35,7 @@ Estimation for a Binomial Proportion", Statistical Science 16 (2001).
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,8 +46,16 @@ from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import _weights, bayes
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
+from trialscore.stats.variance import clustered_standard_error
 
-__all__ = ["Interval", "bayes_interval", "mean_interval", "normal_quantile", "proportion_interval"]
+__all__ = [
+    "Interval",
+    "bayes_interval",
+    "clustered_interval",
+    "mean_interval",
+    "normal_quantile",
+    "proportion_interval",
+]
 
 
 @dataclass(frozen=True)
@@ -256,6 +265,39 @@ def mean_interval(
     quantile = float(stdtrit(n - 1, 0.5 + 0.5 * level)) if name == "t" else normal_quantile(level)
     low, high = _clipped(estimate, estimate - quantile * se, estimate + quantile * se, limits)
     return Interval(estimate, low, high, level, name, n, se, limits)
+
+
+def clustered_interval(
+    values: ArrayLike,
+    clusters: Sequence[Hashable],
+    level: float = 0.95,
+    clip: tuple[float, float] | None = None,
+) -> Interval:
+    r"""Confidence interval for the mean of per-item values whose items come in clusters.
+
+    .. math::
+
+        \bar x \pm t_{G-1}^{-1}\bigl(\tfrac{1 + \text{level}}{2}\bigr)\,\mathrm{SE}_{\text{cluster}}
+
+    with :math:`\mathrm{SE}_{\text{cluster}}` from
+    :func:`trialscore.stats.clustered_standard_error` (with its :math:`G/(G-1)`
+    factor) and the t quantile at :math:`G - 1` degrees of freedom for
+    :math:`G` clusters, the usual reference distribution for a cluster-robust
+    mean with few clusters (Cameron and Miller 2015).  ``clusters[i]`` is item
+    ``i``'s cluster key; at least 2 distinct keys are needed.  ``clip`` as in
+    :func:`mean_interval`.
+
+    >>> print(clustered_interval([1, 1, 0, 0, 1, 0], ["a", "a", "b", "b", "c", "c"]))
+    0.5 [-0.7421, 1.742] (95% cluster-robust t, 3 clusters, df 2, n=6)
+    """
+    level = check_probability(level, "level")
+    limits = _clip_range(clip)
+    result = clustered_standard_error(values, clusters)
+    quantile = float(stdtrit(result.clusters - 1, 0.5 + 0.5 * level))
+    estimate = result.estimate
+    low, high = _clipped(estimate, estimate - quantile * result.se, estimate + quantile * result.se, limits)
+    method = f"cluster-robust t, {result.clusters} clusters, df {result.clusters - 1}"
+    return Interval(estimate, low, high, level, method, result.items, result.se, limits)
 
 
 #: Method label of :func:`bayes_interval`: what the interval is about, in plain words.
