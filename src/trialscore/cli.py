@@ -402,7 +402,7 @@ def score(
         )
         ks = _ks(k) or _default_ks(counts)
         specs = metric_specs(_split(metric), ks, tau)
-        cards = [score_group(group, specs, ci, level, resamples, seed) for group in counts.groups()]
+        cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
     stats = counts.stats.to_dict()
     payload = {
         "command": "score",

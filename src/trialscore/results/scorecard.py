@@ -312,6 +312,11 @@ class GroupScore:
         }
 
 
+def _is_pass_rate(spec: MetricSpec) -> bool:
+    """Whether the metric's per-item value is the item's pass rate ``c / n``."""
+    return spec.metric == "avg" or (spec.k == 1 and spec.metric in ("pass@k", "pass^k"))
+
+
 def score_group(
     group: GroupCounts,
     specs: Sequence[MetricSpec],
@@ -319,8 +324,13 @@ def score_group(
     level: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
+    k: int | None = None,
 ) -> GroupScore:
     """Every metric of ``specs`` with its interval, the flaky items (``0 < c < n``) and the advice.
+
+    The advice quotes the interval printed for the pass rate (the first of ``avg``, ``pass@1``,
+    ``pass^1`` among ``specs``; else the ``avg`` interval by the same ``ci``) and compares pass@1
+    with pass@``k`` (the largest k asked for; default the smallest number of trials, 1 = none).
 
     >>> from trialscore.results.counts import GroupCounts
     >>> import numpy as np
@@ -339,6 +349,9 @@ def score_group(
         MetricScore(spec, metric_interval(bank, spec, ci, level, resamples, seed, states, clusters))
         for spec in specs
     )
+    pass_rate = next((score.interval for score in scores if _is_pass_rate(score.spec)), None)
+    if pass_rate is None:
+        pass_rate = metric_interval(bank, MetricSpec("avg"), ci, level, resamples, seed, states, clusters)
     return GroupScore(
         key=group.key,
         label=group.label,
@@ -348,5 +361,5 @@ def score_group(
         items_all_errored=group.items_all_errored,
         flaky_items=int(((bank.c > 0) & (bank.c < bank.n)).sum()),
         metrics=scores,
-        advice=insights(bank, level=level),
+        advice=insights(bank, k, level, pass_rate),
     )
