@@ -533,8 +533,8 @@ def compare_clustered(
     Runs and item ids as in :func:`compare_paired` (ids are required: mapping
     keys or ``ids_baseline`` / ``ids_candidate``); ``clusters`` maps every
     shared item id to its cluster key.  The verdict reads the two-sided
-    cluster-robust t-test at ``G - 1`` degrees of freedom, the same test the
-    interval inverts.
+    cluster-robust t-test at ``G - 1`` degrees of freedom, read off the
+    interval that test inverts (so the two always agree).
 
     >>> old = {"q1": [1, 1], "q2": [1, 0], "q3": [0, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
     >>> new = {"q1": [1, 1], "q2": [1, 1], "q3": [1, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
@@ -570,7 +570,18 @@ def compare_clustered(
     else:
         p_value = 1.0 if delta == 0 else 0.0
     test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}"
-    verdict, rule = _verdict(p_value, alpha, delta, bool(np.all(differences == 0)), test)
+    rule = (
+        f"identical if every compared item scores the same in both runs; otherwise improvement if the "
+        f"{(1 - alpha) * 100:g}% interval of delta lies above 0, regression if it lies below 0, else "
+        f"within_noise (interval and p from the two-sided {test}; p < {alpha:g} exactly when the "
+        "interval excludes 0)"
+    )
+    if bool(np.all(differences == 0)):
+        verdict = "identical"
+    elif interval.low > 0 or interval.high < 0:
+        verdict = "improvement" if interval.low > 0 else "regression"
+    else:
+        verdict = "within_noise"
     shared_set = set(shared)
     return Comparison(
         design="paired, clustered",
