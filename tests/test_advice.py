@@ -17,6 +17,7 @@ from trialscore.advice import (
     sample_size_advice,
 )
 from trialscore.stats import mean_interval, proportion_interval
+from trialscore.stats.intervals import Interval
 
 
 @pytest.mark.parametrize(
@@ -92,7 +93,7 @@ def test_advice_records_are_frozen_and_serialize() -> None:
     advice = sample_size_advice(8, successes=6)
     payload = json.loads(json.dumps(advice.to_dict()))
     assert payload["code"] == "report_range" and payload["numbers"]["samples"] == 8
-    assert str(advice) == advice.message and "[41%, 93%]" in advice.message
+    assert str(advice) == advice.message and "[40.9%, 92.9%]" in advice.message
     with pytest.raises(TypeError):
         advice.numbers["samples"] = 9  # type: ignore[index]
     with pytest.raises(AttributeError):
@@ -123,3 +124,62 @@ def test_insights_for_single_trials_and_a_single_item() -> None:
     assert single[0].numbers["high"] == proportion_interval(5, 7).high
     with pytest.raises(EvaluationError, match=r"k must satisfy 1 <= k <= n; got k=9 with n=7"):
         insights([[1, 0, 1, 1, 1, 0, 1]], k=9)
+
+
+# --- the advice follows --level and --k and quotes the interval printed beside it ------------------------
+
+
+def _score_json(path, *args: str) -> dict:
+    from typer.testing import CliRunner
+
+    from trialscore.cli import app
+
+    result = CliRunner().invoke(app, ["score", str(path), *args, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)["groups"][0]
+
+
+def _write_matrix(path, matrix) -> None:
+    lines = ["case_id,trial,passed"]
+    lines += [f"q{i},{t},{v}" for i, row in enumerate(matrix) for t, v in enumerate(row)]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_score_advice_quotes_the_printed_interval_at_the_asked_level_and_k(tmp_path) -> None:
+    rng = np.random.default_rng(4)
+    path = tmp_path / "runs.csv"
+    _write_matrix(path, (rng.random((20, 6)) < rng.random((20, 1))).astype(int))
+    group = _score_json(path, "--level", "0.9", "--k", "1,3")
+    pass_1 = next(m for m in group["metrics"] if m["label"] == "pass@1")["interval"]
+    size, _, consistency = group["advice"]
+    assert size["code"] == "report_interval" and size["numbers"]["level"] == 0.9
+    assert (size["numbers"]["low"], size["numbers"]["high"]) == (pass_1["low"], pass_1["high"])
+    assert "90% interval" in size["message"] and "95%" not in size["message"]
+    assert f"[{100 * pass_1['low']:.3g}%, {100 * pass_1['high']:.3g}%]" in size["message"]
+    assert "at its level" in size["rule"]
+    assert consistency["numbers"]["k"] == 3 and consistency["message"].startswith("pass@3 ")
+    only_one = _score_json(path, "--k", "1")
+    assert [advice["code"] for advice in only_one["advice"]][2:] == []  # no pass@6 when k = 1 was asked
+
+
+def test_advice_never_quotes_a_zero_width_range(tmp_path) -> None:
+    # One item solved 5 of 5: score's interval is Wilson's of its trials, never [1, 1]; the advice
+    # quotes that interval and never a zero-width range.
+    path = tmp_path / "one.csv"
+    _write_matrix(path, [[1, 1, 1, 1, 1]])
+    group = _score_json(path, "--ci", "bootstrap", "--resamples", "200")
+    (metric,) = [m for m in group["metrics"] if m["label"] == "pass@1"]
+    low, high = metric["interval"]["low"], metric["interval"]["high"]
+    assert low < high == 1.0
+    message = group["advice"][0]["message"]
+    assert "[100%, 100%]" not in message and "44" not in message and f"{low * 100:.3g}%" in message
+    assert "seed 002" not in " ".join(advice["message"] + advice["rule"] for advice in group["advice"])
+    zero = insights([[1, 1, 1, 1, 1]], interval=Interval(1.0, 1.0, 1.0, 0.95, "t", 1))
+    assert "zero width" in zero[0].message and "[100%, 100%]" not in zero[0].message
+
+
+def test_insights_takes_the_given_interval_and_k_one_leaves_consistency_out() -> None:
+    given = proportion_interval(3, 4, 0.8, "jeffreys")
+    size, retry = insights([[1, 1, 0, 1]], k=1, interval=given)
+    assert (size.numbers["low"], size.numbers["high"], size.numbers["level"]) == (given.low, given.high, 0.8)
+    assert "80% interval" in size.message and retry.code == "retry_once"

@@ -138,7 +138,9 @@ def test_score_json_matches_the_library(runs):
         assert metrics["bayes"]["interval"] == pytest.approx(bayes_interval(bank).to_dict())
         assert group["items"] == bank.items and group["trials"] == int(bank.n.sum())
         assert group["flaky_items"] == int(((bank.c > 0) & (bank.c < bank.n)).sum())
-        assert group["advice"] == [advice.to_dict() for advice in insights(bank)]
+        printed = bootstrap_interval(bank, "pass@k", 1, seed=3, resamples=2000)
+        assert metrics["pass@1"]["interval"] == pytest.approx(printed.to_dict())
+        assert group["advice"] == [advice.to_dict() for advice in insights(bank, 3, 0.95, printed)]
 
 
 def test_score_csv_and_markdown_carry_the_same_numbers(runs):

@@ -13,8 +13,9 @@ retry strategy         pass@1 >= 0.90: ``single_attempt``; 0.60 <= pass@1 < 0.90
 consistency            pass@k - pass@1 >= 0.2: ``inconsistent_agent`` (seed: "pass@k >> pass@1 means
                        an inconsistent agent"), else ``consistent_agent``; the gap is the share of
                        tasks solved within k tries but not on the first
-sample size            n < 10: ``report_range``; 10 <= n <= 30: ``report_interval`` (95% CI);
-                       n > 30: ``reliable``
+sample size            n < 10: ``report_range``; 10 <= n <= 30: ``report_interval``;
+                       n > 30: ``reliable``; the range quoted is the interval given (``score``
+                       passes the one it prints for the pass rate), at its level
 =====================  ==============================================================================
 
 The 0.2 gap is this package's reading of "much greater" (the seed gives no
@@ -165,12 +166,19 @@ def consistency_advice(
     return Advice("consistent_agent", "info", message, numbers, rule)
 
 
-_SAMPLE_RULE = "n < 10: report_range; 10 <= n <= 30: report_interval (95% CI); n > 30: reliable"
+_SAMPLE_RULE = (
+    "n < 10: report_range; 10 <= n <= 30: report_interval; n > 30: reliable "
+    "(the range quoted is the interval printed for the pass rate, at its level)"
+)
+
+
+def _percent(value: float) -> str:
+    """A rate as a percentage with 3 significant digits: ``0.5258`` -> ``52.6%``, ``1.0`` -> ``100%``."""
+    return f"{100 * value:.3g}%"
 
 
 def _sample_size(samples: int, interval: Interval | None) -> Advice:
     numbers: dict[str, Any] = {"samples": samples}
-    span = ""
     if interval is not None:
         numbers.update(
             estimate=interval.estimate,
@@ -179,29 +187,30 @@ def _sample_size(samples: int, interval: Interval | None) -> Advice:
             level=interval.level,
             method=interval.method,
         )
-        span = f"[{interval.low:.0%}, {interval.high:.0%}]"
     if samples < 10:
-        detail = f": report the range {span}" if span else ": report a range"
-        return Advice(
+        code, severity, message = (
             "report_range",
             "warning",
-            f"Only {samples} samples: too few for a point estimate{detail}, not a single number.",
-            numbers,
-            _SAMPLE_RULE,
+            f"Only {samples} samples: too few for a point estimate",
         )
-    if samples <= 30:
-        detail = f" {span}" if span else ""
-        return Advice(
-            "report_interval",
-            "info",
-            f"{samples} samples give a reasonable estimate: report it with its 95% CI{detail}.",
-            numbers,
-            _SAMPLE_RULE,
+        quoted, unquoted = ": report the {span}, not a single number", ": report a range, not a single number"
+    elif samples <= 30:
+        code, severity, message = "report_interval", "info", f"{samples} samples give a reasonable estimate"
+        quoted, unquoted = ": report it with its {span}", ": report it with an interval"
+    else:
+        code, severity, message = "reliable", "info", f"{samples} samples give a reliable estimate"
+        quoted, unquoted = " ({span})", ""
+    if interval is None:
+        detail = unquoted
+    elif interval.width == 0:
+        detail = (
+            f"; its {interval.level * 100:g}% {interval.method} interval has zero width because every sample "
+            "scored the same, so it shows none of the uncertainty: add items before trusting it"
         )
-    detail = f" (95% CI {span})" if span else ""
-    return Advice(
-        "reliable", "info", f"{samples} samples give a reliable estimate{detail}.", numbers, _SAMPLE_RULE
-    )
+    else:
+        span = f"{interval.level * 100:g}% interval [{_percent(interval.low)}, {_percent(interval.high)}]"
+        detail = quoted.format(span=span)
+    return Advice(code, severity, f"{message}{detail}.", numbers, _SAMPLE_RULE)
 
 
 def sample_size_advice(samples: int, successes: int | None = None, level: float = 0.95) -> Advice:
@@ -218,29 +227,37 @@ def sample_size_advice(samples: int, successes: int | None = None, level: float 
     return _sample_size(n, interval)
 
 
-def insights(R: ArrayLike | Bank, k: int | None = None, level: float = 0.95) -> tuple[Advice, ...]:
+def insights(
+    R: ArrayLike | Bank, k: int | None = None, level: float = 0.95, interval: Interval | None = None
+) -> tuple[Advice, ...]:
     """Sample-size, retry and (with 2+ trials per item) consistency advice for one task category.
 
     The samples are the independent units: the items (or, for a single item,
-    its trials).  The interval is Wilson's when each unit is one trial, else
-    the t / normal interval of the items' pass rates, clipped to [0, 1].
-    ``k`` defaults to the smallest number of trials of any item.
+    its trials).  ``interval`` is the interval of the pass rate shown beside
+    the advice (``score`` passes the one it prints, so the two never differ);
+    without it the interval is Wilson's at ``level`` when each unit is one
+    trial, else the t / normal interval of the items' pass rates, clipped to
+    [0, 1].  A zero-width interval is never quoted as a range.  The
+    consistency advice compares pass@1 with pass@k at ``k`` (default: the
+    smallest number of trials of any item); ``k = 1`` leaves it out.
 
     >>> [advice.code for advice in insights([[1, 1, 0, 1], [0, 1, 0, 0], [1, 1, 1, 1]] * 4)]
     ['report_interval', 'retry_once', 'inconsistent_agent']
+    >>> print(insights([[1, 1, 1, 1, 0]] * 4, k=1, level=0.9)[0])  # doctest: +ELLIPSIS
+    Only 4 samples: too few for a point estimate; its 90% t interval has zero width ... trusting it.
     """
     bank = as_bank(R)
     p1 = avg(bank)
-    if bank.items == 1:
-        samples, interval = int(bank.n[0]), proportion_interval(int(bank.c[0]), int(bank.n[0]), level)
-    elif bank.trials == 1:
-        samples, interval = bank.items, proportion_interval(int(bank.c.sum()), bank.items, level)
-    else:
-        samples = bank.items
+    samples = int(bank.n[0]) if bank.items == 1 else bank.items
+    if interval is None and bank.items == 1:
+        interval = proportion_interval(int(bank.c[0]), int(bank.n[0]), level)
+    elif interval is None and bank.trials == 1:
+        interval = proportion_interval(int(bank.c.sum()), bank.items, level)
+    elif interval is None:
         interval = mean_interval(np.asarray(bank.c / bank.n), level, clip=(0.0, 1.0))
     advice = [_sample_size(samples, interval), recommend_retry_strategy(p1)]
-    if k is not None or bank.min_trials >= 2:
-        draws = bank.min_trials if k is None else bank.check_k(k)
+    draws = bank.min_trials if k is None else bank.check_k(k)
+    if draws >= 2:
         advice.append(consistency_advice(p1, pass_at_k(bank, draws), draws))
     return tuple(advice)
 

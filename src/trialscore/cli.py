@@ -292,6 +292,13 @@ LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of in
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step (bootstrap, permutations).")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")]
 TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-pass@k.")]
+ClusterColOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cluster-col",
+        help="Column naming each item's cluster (e.g. a shared passage): clustered SE, t with G-1 df.",
+    ),
+]
 
 
 def _read(
@@ -306,6 +313,7 @@ def _read(
     skip_invalid: bool,
     errors_policy: ErrorPolicyOption,
     allow_repeated: bool,
+    cluster_col: str | None = None,
 ) -> ItemCounts:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import read_counts
@@ -317,6 +325,7 @@ def _read(
         score=score_col,
         verdict=verdict_col,
         threshold=threshold,
+        cluster=cluster_col,
     )
     counts = read_counts(
         files,
@@ -352,9 +361,11 @@ def score(
     metric: Annotated[
         str,
         typer.Option(
-            "--metric", help="Comma-separated: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes."
+            "--metric",
+            help="Comma-separated: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes (the Bayes@N "
+            "posterior for these items under a uniform prior; not a default).",
         ),
-    ] = "pass@k,pass^k,bayes",
+    ] = "pass@k,pass^k",
     ci: Annotated[
         str,
         typer.Option(
@@ -376,6 +387,7 @@ def score(
     skip_invalid: SkipOpt = False,
     errors_policy: ErrorsOpt = ErrorPolicyOption.exclude,
     allow_repeated_trials: RepeatOpt = False,
+    cluster_col: ClusterColOpt = None,
     output: FormatOpt = OutputFormat.table,
 ) -> None:
     """Score trial results: each metric with its interval, per group, with flaky items and advice.
@@ -398,17 +410,24 @@ def score(
             skip_invalid,
             errors_policy,
             allow_repeated_trials,
+            cluster_col,
         )
         ks = _ks(k) or _default_ks(counts)
         specs = metric_specs(_split(metric), ks, tau)
-        cards = [score_group(group, specs, ci, level, resamples, seed) for group in counts.groups()]
+        cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
         _check_something_scored(cards)
     stats = counts.stats.to_dict()
     payload = {
         "command": "score",
         "version": JSON_VERSION,
         "by": groups_by,
-        "ci": {"method": ci, "level": level, "resamples": resamples, "seed": seed},
+        "ci": {
+            "method": ci,
+            "level": level,
+            "resamples": resamples,
+            "seed": seed,
+            "cluster_col": cluster_col,
+        },
         "rows": stats,
         "groups": [card.to_dict() for card in cards],
     }
@@ -527,6 +546,18 @@ def _group_map(counts: ItemCounts) -> dict[tuple, GroupCounts]:
     return {group.key: group for group in counts.groups()}
 
 
+def _item_clusters(base: GroupCounts, cand: GroupCounts, files: tuple[str, str]) -> dict[object, object]:
+    """Item id -> cluster over both runs; an item in two clusters is an error naming both values."""
+    clusters = dict(zip(base.item.tolist(), base.cluster.tolist(), strict=True))  # type: ignore[union-attr]
+    for item, cluster in zip(cand.item.tolist(), cand.cluster.tolist(), strict=True):  # type: ignore[union-attr]
+        if clusters.setdefault(item, cluster) != cluster:
+            raise EvaluationError(
+                f"item {item!r} has --cluster-col value {clusters[item]!r} in {files[0]} and "
+                f"{cluster!r} in {files[1]}; an item must belong to one cluster"
+            )
+    return clusters
+
+
 def _compare_groups(
     base: GroupCounts,
     cand: GroupCounts,
@@ -536,14 +567,20 @@ def _compare_groups(
     alpha: float,
     permutations: int,
     seed: int,
+    files: tuple[str, str] = ("the baseline", "the candidate"),
 ) -> dict[str, Any]:
     from trialscore.results.scorecard import metric_specs
-    from trialscore.stats import compare_bayes, compare_paired
+    from trialscore.stats import compare_bayes, compare_clustered, compare_paired
 
     (spec,) = metric_specs([metric], [k] if k is not None else [1], tau)
     bank_a, bank_b = base.bank(), cand.bank()
+    if base.cluster is not None and spec.metric == "bayes":
+        raise EvaluationError(
+            "--cluster-col clusters the paired comparison; --metric bayes compares posteriors for these "
+            "items and has no use for clusters (drop one of the two)"
+        )
     if spec.metric == "bayes":
-        result = compare_bayes(bank_a, bank_b, confidence=1 - alpha)
+        result = compare_bayes(bank_a, bank_b, alpha=alpha)
         body = result.to_dict()
         body.update(
             design="bayes",
@@ -554,6 +591,21 @@ def _compare_groups(
         return body
     ids_a = base.item[base.n > 0].tolist()
     ids_b = cand.item[cand.n > 0].tolist()
+    if base.cluster is not None:
+        result = compare_clustered(
+            bank_a,
+            bank_b,
+            _item_clusters(base, cand, files),
+            spec.metric,
+            spec.k,
+            spec.tau,
+            ids_baseline=ids_a,
+            ids_candidate=ids_b,
+            alpha=alpha,
+        )
+        body = result.to_dict()
+        body.update(metric=spec.label, baseline_score=result.baseline, candidate_score=result.candidate)
+        return body
     result = compare_paired(
         bank_a,
         bank_b,
@@ -621,6 +673,7 @@ def compare(
     skip_invalid: SkipOpt = False,
     errors_policy: ErrorsOpt = ErrorPolicyOption.exclude,
     allow_repeated_trials: RepeatOpt = False,
+    cluster_col: ClusterColOpt = None,
     output: FormatOpt = OutputFormat.table,
 ) -> None:
     """Did the candidate change the score? Paired comparison per group, and a CI gate.
@@ -640,8 +693,8 @@ def compare(
             errors_policy,
             allow_repeated_trials,
         )
-        base_counts = _read([baseline], groups_by, *options)
-        cand_counts = _read([candidate], groups_by, *options)
+        base_counts = _read([baseline], groups_by, *options, cluster_col)
+        cand_counts = _read([candidate], groups_by, *options, cluster_col)
         base_groups, cand_groups = _group_map(base_counts), _group_map(cand_counts)
         shared = [key for key in base_groups if key in cand_groups]
         if not shared:
@@ -653,7 +706,15 @@ def compare(
         comparisons = []
         for key in shared:
             body = _compare_groups(
-                base_groups[key], cand_groups[key], metric, k, tau, alpha, permutations, seed
+                base_groups[key],
+                cand_groups[key],
+                metric,
+                k,
+                tau,
+                alpha,
+                permutations,
+                seed,
+                (str(baseline), str(candidate)),
             )
             comparisons.append({"group": dict(key), "label": base_groups[key].label, **body})
     failed = fail_on is GateOption.regression and any(c["verdict"] == "regression" for c in comparisons)

@@ -7,9 +7,9 @@ import pytest
 
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import g_pass_at_k_tau, mg_pass_at_k
+from trialscore.estimators import g_pass_at_k_tau, item_scores, mg_pass_at_k
 from trialscore.results.counts import GroupCounts
-from trialscore.results.scorecard import MetricSpec, metric_interval, metric_specs, score_group
+from trialscore.results.scorecard import MetricSpec, design_effect, metric_interval, metric_specs, score_group
 from trialscore.stats import bayes_interval, bootstrap_interval, item_interval, proportion_interval
 
 
@@ -70,9 +70,10 @@ def test_default_interval_never_collapses_on_saturated_or_single_items():
 
 
 def test_proportion_intervals_only_for_pass_rates(bank):
-    interval = metric_interval(bank, MetricSpec("avg"), "wilson")
-    assert interval == proportion_interval(int(bank.c.sum()), int(bank.n.sum()), 0.95, "wilson")
-    assert metric_interval(bank, MetricSpec("pass@k", 1), "jeffreys").method == "jeffreys"
+    single = Bank.from_counts(np.ones(bank.items, dtype=int), np.minimum(bank.c, 1))
+    interval = metric_interval(single, MetricSpec("avg"), "wilson")
+    assert interval == proportion_interval(int(single.c.sum()), bank.items, 0.95, "wilson")
+    assert metric_interval(single, MetricSpec("pass@k", 1), "jeffreys").method == "jeffreys"
     with pytest.raises(EvaluationError, match="fits avg or a k = 1 metric, not pass@2; use --ci bootstrap"):
         metric_interval(bank, MetricSpec("pass@k", 2), "wilson")
     with pytest.raises(EvaluationError, match="ci must be one of"):
@@ -95,3 +96,51 @@ def test_score_group_counts_flaky_items_and_keeps_tau(bank):
     data = card.to_dict()
     assert data["group"] == {"target": "m"} and data["metrics"][0]["tau"] == 0.5
     assert data["items"] == 25 and data["trials"] == 150
+
+
+# --- pooled proportion intervals: only where trials are the independent units --------------------------
+
+
+@pytest.mark.parametrize("ci", ["wilson", "clopper-pearson", "jeffreys", "agresti-coull"])
+def test_pooled_intervals_keep_the_estimate_on_one_trial_items(ci):
+    rng = np.random.default_rng(8)
+    bank = Bank.from_counts(np.ones(40, dtype=int), (rng.random(40) < 0.7).astype(int))
+    for spec in (MetricSpec("avg"), MetricSpec("pass@k", 1), MetricSpec("pass^k", 1), MetricSpec("maj@k", 1)):
+        interval = metric_interval(bank, spec, ci, level=0.9)
+        assert interval == proportion_interval(int(bank.c.sum()), 40, 0.9, ci)
+        assert interval.estimate == pytest.approx(
+            float(item_scores(bank, spec.metric, spec.k).mean()), abs=1e-12
+        )
+    one_item = Bank.from_counts([5], [3])  # a single item: its trials are the independent units
+    assert metric_interval(one_item, MetricSpec("avg"), ci) == proportion_interval(3, 5, 0.95, ci)
+
+
+def test_pooled_intervals_refuse_multi_trial_items_and_name_the_design_effect():
+    # ragged: avg is 0.375 but the pooled rate is 11/17 = 0.647; never printed under the avg label
+    ragged = Bank.from_counts([1, 1, 15], [0, 0, 11])
+    with pytest.raises(EvaluationError) as error:
+        metric_interval(ragged, MetricSpec("avg"), "wilson")
+    message = str(error.value)
+    p = 11 / 17
+    want = np.var([0, 0, 11 / 15], ddof=1) / 3 / (p * (1 - p) / 17)
+    assert f"design effect is {want:.3g}" in message and "--ci wilson" in message
+    assert "up to 15 trials" in message and "--ci auto" in message
+    # items that differ, 4 of 4 or 0 of 4: (1/3) / 4 over (1/4) / 16 = 16/3
+    split = Bank.from_counts([4, 4, 4, 4], [4, 4, 0, 0])
+    with pytest.raises(EvaluationError, match=r"design effect is 5\.33 "):
+        metric_interval(split, MetricSpec("pass@k", 1), "clopper-pearson")
+    with pytest.raises(EvaluationError, match="cannot be measured"):
+        metric_interval(Bank.from_counts([3, 3], [3, 3]), MetricSpec("avg"), "jeffreys")
+
+
+@pytest.mark.slow
+def test_design_effect_measures_item_heterogeneity():
+    """Beta(4, 2) items with 5 trials: deff = 1 + (n - 1) rho, rho = 1 / (a + b + 1) = 1/7."""
+    rng = np.random.default_rng(21)
+    effects = []
+    for _ in range(400):
+        p = rng.beta(4, 2, 200)
+        effects.append(design_effect(Bank.from_counts(np.full(200, 5), rng.binomial(5, p))))
+    assert np.mean(effects) == pytest.approx(1 + 4 / 7, abs=0.05)
+    same = [design_effect(Bank.from_counts(np.full(200, 5), rng.binomial(5, 0.7, 200))) for _ in range(400)]
+    assert np.mean(same) == pytest.approx(1.0, abs=0.03)

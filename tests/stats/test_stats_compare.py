@@ -15,6 +15,7 @@ import trialscore as ts
 from trialscore import Bank, EvaluationError
 from trialscore.stats import (
     compare_bayes,
+    compare_clustered,
     compare_paired,
     compare_unpaired,
     detectable_effect,
@@ -251,14 +252,35 @@ def test_bayes_comparison_applies_the_z_rule() -> None:
     rho, abs_z = ranking_confidence(mu_a, sigma_a, mu_b, sigma_b)
     assert result.z == pytest.approx(z, rel=1e-12) and abs(result.z) == pytest.approx(abs_z, rel=1e-12)
     assert max(result.probability, 1 - result.probability) == pytest.approx(rho, rel=1e-12)
-    threshold = scipy.stats.norm.ppf(0.95)
+    threshold = scipy.stats.norm.ppf(0.975)  # alpha = 0.05 in total, 0.025 per direction
     expected = "improvement" if z >= threshold else ("regression" if z <= -threshold else "within_noise")
     assert result.verdict == expected
     assert result.intervals_overlap == (result.baseline.high >= result.candidate.low)
     assert compare_bayes(a, a).verdict == "identical"
-    graded = compare_bayes([[0, 1, 2]] * 5, [[2, 2, 1]] * 5, [0.0, 0.5, 1.0], confidence=0.9)
-    assert graded.verdict == "improvement" and graded.confidence == 0.9
-    assert json.loads(json.dumps(graded.to_dict()))["candidate"]["method"] == "bayes@n normal"
+    graded = compare_bayes([[0, 1, 2]] * 5, [[2, 2, 1]] * 5, [0.0, 0.5, 1.0], alpha=0.1)
+    assert graded.verdict == "improvement" and graded.alpha == 0.1 and graded.confidence == 0.95
+    assert graded.baseline.level == 0.9 and "Phi^-1(1 - alpha/2)" in graded.rule
+    assert json.loads(json.dumps(graded.to_dict()))["candidate"]["method"].startswith("bayes@n credible")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("a", "b", "trials", "items"), [(4, 2, 5, 100), (4, 2, 5, 20), (9, 1.1, 10, 100)])
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_bayes_comparison_false_positive_rate_is_at_most_alpha_in_total(
+    a: float, b: float, trials: int, items: int, alpha: float
+) -> None:
+    """Two runs of the same items (rates from Beta(a, b)): alpha counts both directions."""
+    rng = np.random.default_rng(15)
+    reps = 2000
+    n = np.full(items, trials)
+    flagged = 0
+    for _ in range(reps):
+        p = rng.beta(a, b, items)
+        first = Bank.from_counts(n, rng.binomial(trials, p))
+        second = Bank.from_counts(n, rng.binomial(trials, p))
+        flagged += compare_bayes(first, second, alpha=alpha).verdict in ("improvement", "regression")
+    rate = flagged / reps
+    assert rate <= alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
 
 
 # --- false-positive rate under no difference ------------------------------------------------------------
@@ -333,3 +355,20 @@ def test_floor_of_other_metrics_is_the_binomial_variance_of_the_estimate() -> No
         v = (pmf @ values**2 - (pmf @ values) ** 2) * 7 / 8
         run = Bank.from_counts([6, 6], [c, c])
         assert compare_paired(run, run, "pass^k", 2).se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-10)
+
+
+def test_clustered_comparison_reads_its_verdict_off_its_own_interval() -> None:
+    rng = np.random.default_rng(30)
+    for _ in range(50):
+        items = 24
+        ids = [f"q{i}" for i in range(items)]
+        clusters = {item: f"p{i // 4}" for i, item in enumerate(ids)}
+        a = (rng.random((items, 3)) < 0.6).astype(int)
+        b = (rng.random((items, 3)) < rng.uniform(0.5, 0.9)).astype(int)
+        result = compare_clustered(a, b, clusters, ids_baseline=ids, ids_candidate=ids)
+        excludes_zero = not result.interval.contains(0.0)
+        assert (result.verdict in ("improvement", "regression")) == excludes_zero
+    with pytest.raises(EvaluationError, match="needs item ids"):
+        compare_clustered([[1, 0], [0, 1]], [[1, 1], [0, 1]], {})
+    with pytest.raises(EvaluationError, match="got none for 'b'"):
+        compare_clustered({"a": [1], "b": [0]}, {"a": [1], "b": [1]}, {"a": "x"})

@@ -12,7 +12,7 @@ from scorio.eval import bayes_ci
 from statsmodels.stats.proportion import proportion_confint
 
 from trialscore import EvaluationError
-from trialscore.stats import bayes_interval, mean_interval, proportion_interval
+from trialscore.stats import bayes_interval, clustered_interval, mean_interval, proportion_interval
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 GRID = [
@@ -194,15 +194,74 @@ def test_mean_interval_rejects_bad_input(args: tuple, kwargs: dict, message: str
 # --- Bayes@N ---------------------------------------------------------------------------------------
 
 
-def test_bayes_interval_matches_scorio() -> None:
+def test_bayes_mean_and_sd_match_scorio_and_the_interval_stays_in_the_weight_range() -> None:
     R = np.array([[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]])
-    mu, sigma, low, high = bayes_ci(R, bounds=(0.0, 1.0))
-    got = bayes_interval(R, clip=(0, 1))
-    assert close(got.estimate, mu) and close(got.se, sigma) and close(got.low, low) and close(got.high, high)
+    mu, sigma, _, _ = bayes_ci(R, bounds=(0.0, 1.0))
+    got = bayes_interval(R)
+    assert close(got.estimate, mu) and close(got.se, sigma) and 0.0 <= got.low < mu < got.high <= 1.0
     graded = np.array([[0, 1, 2, 2, 1], [1, 1, 0, 2, 2]])
-    mu, sigma, low, high = bayes_ci(graded, w=np.array([0.0, 0.5, 1.0]), confidence=0.9)
+    mu, sigma, _, _ = bayes_ci(graded, w=np.array([0.0, 0.5, 1.0]), confidence=0.9)
     got = bayes_interval(graded, [0.0, 0.5, 1.0], level=0.9)
-    assert close(got.low, low) and close(got.high, high) and got.n == 2
+    assert close(got.estimate, mu) and close(got.se, sigma) and got.n == 2 and got.level == 0.9
+    assert "posterior for these items under a uniform prior" in got.method
+
+
+def test_bayes_interval_of_one_item_is_its_exact_beta_posterior() -> None:
+    # one item 3/3 printed 0.8 [0.48, 1.12] as mu +- z sigma; its posterior is Beta(4, 1)
+    got = bayes_interval([[1, 1, 1]])
+    assert got.estimate == pytest.approx(0.8)
+    assert (got.low, got.high) == pytest.approx(tuple(scipy.stats.beta(4, 1).ppf([0.025, 0.975])), rel=1e-9)
+    weights = [-1.0, 0.5, 2.0]  # categories 0, 1, 2; posterior counts (1, 1, 4) -> Dirichlet, any weights
+    got = bayes_interval([[2, 2, 2]], weights, level=0.9)
+    assert -1.0 <= got.low < got.estimate < got.high <= 2.0
+
+
+def test_bayes_interval_never_leaves_the_weight_range() -> None:
+    rng = np.random.default_rng(41)
+    for _ in range(300):
+        items, trials = int(rng.integers(1, 6)), int(rng.integers(1, 5))
+        level = float(rng.choice([0.5, 0.9, 0.99, 0.999999]))
+        R = (rng.random((items, trials)) < rng.random()).astype(int)
+        got = bayes_interval(R, level=level)
+        assert 0.0 <= got.low <= got.high <= 1.0
+        weights = np.sort(rng.normal(size=3))
+        graded = rng.integers(0, 3, size=(items, trials))
+        got = bayes_interval(graded, weights, level=level)
+        assert weights[0] <= got.low <= got.high <= weights[-1]
+    constant = bayes_interval([[0, 1], [1, 1]], [0.5, 0.5])
+    assert constant.low == constant.high == constant.estimate == 0.5
+
+
+def _posterior_draws(rng: np.random.Generator, R: np.ndarray, weights: list[float], draws: int) -> np.ndarray:
+    """Monte Carlo of the Bayes@N score: each item's Dirichlet(1 + counts) draw, weighted, averaged."""
+    counts = np.stack([(R == j).sum(axis=1) for j in range(len(weights))], axis=1) + 1.0
+    gammas = rng.gamma(counts[None, :, :], size=(draws, *counts.shape))
+    return (gammas / gammas.sum(axis=2, keepdims=True) @ np.asarray(weights)).mean(axis=1)
+
+
+BAYES_CASES = [
+    # (outcomes, weights, tolerance): few items at opposite extremes are the hardest for a Beta match
+    (np.array([[1, 1, 1], [0, 0, 0]]), [0.0, 1.0], 0.02),
+    (np.array([[1] * 5] * 3 + [[0] * 5]), [0.0, 1.0], 0.01),
+    (np.array([[1, 1], [1, 1]]), [0.0, 1.0], 0.01),
+    (np.array([[1]] * 19 + [[0]]), [0.0, 1.0], 0.003),
+    ((np.random.default_rng(5).random((50, 10)) < 0.6).astype(int), [0.0, 1.0], 0.003),
+    (np.array([[0, 1, 2, 2, 1], [1, 1, 0, 2, 2], [2, 2, 2, 2, 2]]), [-1.0, 0.5, 2.0], 0.01),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("R", "weights", "tolerance"), BAYES_CASES)
+@pytest.mark.parametrize("level", [0.8, 0.95])
+def test_bayes_interval_matches_monte_carlo_posterior_quantiles(
+    R: np.ndarray, weights: list[float], tolerance: float, level: float
+) -> None:
+    draws = _posterior_draws(np.random.default_rng(7), R, weights, 100_000)
+    want = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
+    got = bayes_interval(R, weights, level=level)
+    assert got.estimate == pytest.approx(draws.mean(), abs=0.002)
+    assert got.se == pytest.approx(draws.std(), rel=0.01)
+    assert abs(got.low - want[0]) <= tolerance and abs(got.high - want[1]) <= tolerance
 
 
 # --- coverage by simulation ------------------------------------------------------------------------
@@ -228,3 +287,22 @@ def test_t_and_normal_intervals_cover_95_percent(n: int) -> None:
     samples = np.random.default_rng(n).beta(a, b, size=(2000, n))
     covered = np.mean([mean_interval(row).contains(truth) for row in samples])
     assert 0.93 <= covered <= 0.97, covered
+
+
+# --- clustered ----------------------------------------------------------------------------------------
+
+
+def test_clustered_interval_matches_statsmodels_cluster_ols_with_t() -> None:
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(3)
+    values = rng.random(30)
+    groups = rng.integers(0, 7, 30)
+    fit = sm.OLS(values, np.ones(30)).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    got = clustered_interval(values, groups.tolist(), 0.9)
+    ((low, high),) = fit.conf_int(alpha=0.1)
+    assert got.se == pytest.approx(fit.bse[0], rel=1e-10)
+    assert (got.low, got.high) == pytest.approx((low, high), rel=1e-10)
+    assert got.method == f"cluster-robust t, {len(set(groups))} clusters, df {len(set(groups)) - 1}"
+    with pytest.raises(EvaluationError, match="at least 2 distinct keys"):
+        clustered_interval([0.1, 0.2], ["a", "a"])

@@ -19,6 +19,10 @@ given, ``score >= threshold`` (an empty score is an errored trial); else the
 ``passed`` column; else the ``verdict`` column (``pass`` passes, ``fail`` and
 ``borderline`` fail, ``error`` is an errored trial).  Columns that are not used
 are neither read nor checked.
+
+An optional ``cluster`` column (``--cluster-col``, no default name) says which
+cluster an item belongs to (e.g. the passage several questions share); it must
+be non-empty and the same on every row of an item.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ _FLAGS = {
     "passed": "--pass-col",
     "score": "--score-col",
     "verdict": "--verdict-col",
+    "cluster": "--cluster-col",
 }
 
 
@@ -62,6 +67,7 @@ class ResolvedColumns:
     outcome_column: str
     threshold: float | None
     groups: tuple[str, ...]
+    cluster: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         """Plain dict for JSON output."""
@@ -72,6 +78,7 @@ class ResolvedColumns:
             "outcome_column": self.outcome_column,
             "threshold": self.threshold,
             "groups": list(self.groups),
+            "cluster": self.cluster,
         }
 
 
@@ -93,6 +100,7 @@ class ColumnMap:
     score: str | None = None
     verdict: str | None = None
     threshold: float | None = None
+    cluster: str | None = None
 
     def __post_init__(self) -> None:
         if self.threshold is not None and not (
@@ -146,16 +154,23 @@ class ColumnMap:
             )
         if item in by:
             raise EvaluationError(f"--by {item!r} is the item column; group by other columns")
+        cluster = None
+        if self.cluster is not None:
+            cluster = self._find("cluster", available, required=True)
+            if cluster == item:
+                raise EvaluationError(
+                    f"--cluster-col {cluster!r} is the item column; name the column that groups items"
+                )
         if self.threshold is not None:
             score = self._find("score", available, required=True)
             assert score is not None
-            return ResolvedColumns(item, trial, "score", score, float(self.threshold), tuple(by))
+            return ResolvedColumns(item, trial, "score", score, float(self.threshold), tuple(by), cluster)
         passed = self._find("passed", available, required=False)
         if passed is not None:
-            return ResolvedColumns(item, trial, "passed", passed, None, tuple(by))
+            return ResolvedColumns(item, trial, "passed", passed, None, tuple(by), cluster)
         verdict = self._find("verdict", available, required=False)
         if verdict is not None:
-            return ResolvedColumns(item, trial, "verdict", verdict, None, tuple(by))
+            return ResolvedColumns(item, trial, "verdict", verdict, None, tuple(by), cluster)
         raise EvaluationError(
             f"no outcome column: expected one of {', '.join(DEFAULT_NAMES['passed'])} "
             "(or --pass-col NAME), a score column with --threshold, or a verdict column; "

@@ -129,6 +129,7 @@ class GroupCounts:
     c: IntArray
     errored: IntArray
     errors: ErrorPolicy = "exclude"
+    cluster: NDArray[np.object_] | None = None
 
     def __post_init__(self) -> None:
         check_error_policy(self.errors)
@@ -176,6 +177,16 @@ class GroupCounts:
             )
         return Bank.from_counts(n[keep], self.c[keep])
 
+    def bank_clusters(self) -> NDArray[np.object_] | None:
+        """The cluster of each item of :meth:`bank`, in its order (None when read without clusters).
+
+        >>> group = GroupCounts((), np.array(["a", "b", "c"], dtype=object), np.array([2, 0, 2]),
+        ...                     np.array([1, 0, 2]), np.array([0, 1, 0]), cluster=np.array(["p", "p", "q"]))
+        >>> group.bank_clusters().tolist()
+        ['p', 'q']
+        """
+        return None if self.cluster is None else self.cluster[self.n > 0]
+
     def to_dict(self) -> dict[str, object]:
         """Per-item counts as plain lists."""
         return {
@@ -191,7 +202,8 @@ class GroupCounts:
 class ItemCounts:
     """Per-(group, item) counts for group keys ``by``; rows sorted by group key, then item.
 
-    ``group_values[j][r]`` is the value of ``by[j]`` on row ``r`` (None = missing).
+    ``group_values[j][r]`` is the value of ``by[j]`` on row ``r`` (None = missing);
+    ``cluster[r]`` the row's item cluster when read with a cluster column.
     """
 
     by: tuple[str, ...]
@@ -201,6 +213,7 @@ class ItemCounts:
     c: IntArray
     errored: IntArray
     stats: ReadStats = field(default_factory=lambda: ReadStats(rows_read=0))
+    cluster: NDArray[np.object_] | None = None
 
     def __post_init__(self) -> None:
         if len(self.group_values) != len(self.by):
@@ -224,7 +237,7 @@ class ItemCounts:
         if rows == 0:
             return
         if not self.by:
-            yield GroupCounts((), self.item, self.graded, self.c, self.errored, self.errors)
+            yield GroupCounts((), self.item, self.graded, self.c, self.errored, self.errors, self.cluster)
             return
         change = np.zeros(rows, dtype=bool)
         change[0] = True
@@ -237,8 +250,15 @@ class ItemCounts:
                 (name, values[start]) for name, values in zip(self.by, self.group_values, strict=True)
             )
             part = slice(int(start), int(end))
+            cluster = None if self.cluster is None else self.cluster[part]
             yield GroupCounts(
-                key, self.item[part], self.graded[part], self.c[part], self.errored[part], self.errors
+                key,
+                self.item[part],
+                self.graded[part],
+                self.c[part],
+                self.errored[part],
+                self.errors,
+                cluster,
             )
 
     def to_dict(self) -> dict[str, object]:

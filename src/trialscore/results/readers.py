@@ -55,6 +55,7 @@ from trialscore.results.tally import (
     Scan,
     TallyResult,
     arrow_table,
+    check_one_cluster,
     quote_literal,
     tally,
 )
@@ -106,8 +107,9 @@ class _Reader:
                 arrays.append(table.column(f"g{list(data_groups).index(name)}"))
             else:
                 arrays.append(pa.array([label] * table.num_rows, pa.string()))
-        columns = [table.column(name) for name in COUNT_COLUMNS]
-        names = [f"g{index}" for index in range(len(self.by))] + list(COUNT_COLUMNS)
+        counted = COUNT_COLUMNS if self.columns.cluster is None else (*COUNT_COLUMNS, "cluster")
+        columns = [table.column(name) for name in counted]
+        names = [f"g{index}" for index in range(len(self.by))] + list(counted)
         self.parts.append(pa.Table.from_arrays(arrays + columns, names=names))
         self.stats = self.stats + ReadStats(
             rows_read=result.rows_read,
@@ -124,8 +126,7 @@ class _Reader:
         data_by = [name for name in self.by if name != FILE_KEY or FILE_KEY in available]
         resolved = self.columns.resolve(list(available), data_by)
         used = {resolved.item, resolved.outcome_column, *resolved.groups}
-        if resolved.trial is not None:
-            used.add(resolved.trial)
+        used.update(name for name in (resolved.trial, resolved.cluster) if name is not None)
         scan = Scan(label, relation, resolved, {name: available[name] for name in used}, locate)
         try:
             result = tally(self.con, scan, self.skip_invalid)
@@ -149,6 +150,11 @@ class _Reader:
 
     def add_matrix(self, label: str, graded: np.ndarray, c: np.ndarray, errored: np.ndarray) -> None:
         """Add a wide matrix's per-row counts; items are the row numbers ``0..M-1``."""
+        if self.columns.cluster is not None:
+            raise EvaluationError(
+                f"{label}: --cluster-col {self.columns.cluster!r} needs a long file with that column; "
+                "a wide matrix has no cluster per item"
+            )
         rows = graded + errored
         empty = pa.nulls(rows.size, pa.int64())
         table = pa.table(
@@ -192,21 +198,26 @@ class _Reader:
             c=table["c"].to_numpy().astype(np.int64),
             errored=table["errored"].to_numpy().astype(np.int64),
             stats=stats,
+            cluster=_objects(table["cluster"]) if "cluster" in table.column_names else None,
         )
 
     def _combine(self) -> pa.Table:
         parts = pa.concat_tables(self.parts, promote_options="permissive")
         name = self.register(parts)
         keys = ", ".join([f"g{index}" for index in range(len(self.by))] + ["item"])
-        return arrow_table(
+        clusters = (
+            "" if self.columns.cluster is None else ", min(cluster) AS cluster_lo, max(cluster) AS cluster_hi"
+        )
+        table = arrow_table(
             self.con,
             (
                 f"SELECT {keys}, sum(rows)::BIGINT AS rows, sum(graded)::BIGINT AS graded, "
                 f"coalesce(sum(c), 0)::BIGINT AS c, sum(errored)::BIGINT AS errored, "
                 f"min(trial_lo) AS trial_lo, max(trial_hi) AS trial_hi, "
-                f"sum(trial_rows)::BIGINT AS trial_rows FROM {name} GROUP BY {keys}"
+                f"sum(trial_rows)::BIGINT AS trial_rows{clusters} FROM {name} GROUP BY {keys}"
             ),
         )
+        return check_one_cluster(table, " and ".join(self.stats.sources))
 
 
 def _objects(column: pa.ChunkedArray) -> np.ndarray:

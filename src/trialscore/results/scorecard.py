@@ -29,16 +29,28 @@ Intervals (``ci``), at ``level``:
   (:func:`trialscore.stats.bootstrap_interval`), seeded; a bootstrap with no
   spread (every item equal) falls back to ``wilson-eff`` and says so;
 * ``wilson``, ``clopper-pearson``, ``jeffreys``, ``agresti-coull``: a proportion
-  interval on the pooled trials :math:`\sum c / \sum n`, as seed 002 does; this
-  treats trials as independent, so it is offered only for pass rates (``avg``,
-  or a k = 1 metric) and is too narrow when items differ (prefer ``bootstrap``).
+  interval on the pooled trials :math:`\sum c / \sum n`, as seed 002 does.  It
+  treats every trial as an independent unit, which holds only when each item
+  has one trial (or there is a single item): then the pooled rate *is* the
+  pass rate, the estimate is unchanged and the interval exact.  So it is
+  offered only there, and only for pass rates (``avg``, or a k = 1 metric).
+  With several trials per item the trials of one item are correlated (items
+  differ), the pooled rate differs from ``avg`` on ragged data, and the error
+  names the measured design effect :func:`design_effect` instead.
 
-Bayes@N always gets its posterior credible interval.
+With ``clusters`` (``--cluster-col``: items that share a passage, a repository...)
+the interval is the cluster-robust t interval of the per-item values
+(:func:`trialscore.stats.clustered_interval`: clustered SE, t quantile at
+``G - 1`` degrees of freedom for ``G`` clusters), clipped to [0, 1].
+
+Bayes@N always gets its posterior credible interval (for these items under a
+uniform prior; :func:`trialscore.stats.bayes_interval`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +58,7 @@ import numpy as np
 
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
+from trialscore.estimators import item_scores
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
 
@@ -55,6 +68,7 @@ __all__ = [
     "GroupScore",
     "MetricScore",
     "MetricSpec",
+    "design_effect",
     "metric_interval",
     "metric_specs",
     "score_group",
@@ -134,6 +148,75 @@ def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) ->
     return specs
 
 
+def design_effect(bank: Bank) -> float:
+    r"""How much the pooled-trials binomial variance understates the variance of the pass rate.
+
+    .. math::
+
+        \mathrm{deff} = \frac{s^2_{\bar y} / M}{\hat p(1 - \hat p) / \sum_i n_i},
+        \qquad \hat p = \frac{\sum_i c_i}{\sum_i n_i},
+
+    with :math:`s^2_{\bar y}` the sample variance (``ddof=1``) of the ``M`` per-item
+    pass rates :math:`c_i/n_i`: the variance of the mean over items (items as the
+    independent units) over the binomial variance of the pooled rate (trials as
+    the independent units).  About 1 when every item has the same pass rate,
+    :math:`1 + (n - 1)\rho` with :math:`n` trials per item and intra-item
+    correlation :math:`\rho`.  NaN when it cannot be measured (fewer than 2
+    items, or every trial with the same outcome).
+
+    >>> round(design_effect(Bank.from_counts([4, 4, 4, 4], [4, 4, 0, 0])), 3)
+    5.333
+    """
+    total = float(bank.n.sum())
+    pooled = float(bank.c.sum()) / total
+    binomial = pooled * (1.0 - pooled) / total
+    if bank.items < 2 or binomial == 0.0:
+        return math.nan
+    return float(np.var(bank.c / bank.n, ddof=1)) / bank.items / binomial
+
+
+def _check_trials_independent(bank: Bank, ci: str) -> None:
+    """Pooled-trials intervals only where trials are the independent units."""
+    if bank.items == 1 or bank.trials == 1:
+        return
+    effect = design_effect(bank)
+    if math.isnan(effect):
+        measured = "the design effect cannot be measured (every trial has the same outcome)"
+    else:
+        measured = (
+            f"the measured design effect is {effect:.3g} (variance of the mean of the {bank.items} per-item "
+            f"pass rates over the binomial variance of the pooled rate {bank.c.sum()}/{bank.n.sum()})"
+        )
+    raise EvaluationError(
+        f"--ci {ci} pools all trials as independent, which holds only when every item has one trial "
+        f"(or there is one item); got items with up to {int(bank.n.max())} trials, and {measured}. "
+        "Use the default --ci auto, which treats the items as the independent units"
+    )
+
+
+def _clustered_metric_interval(
+    bank: Bank, spec: MetricSpec, k: int | None, ci: str, level: float, clusters: Sequence[Hashable]
+) -> Interval:
+    from trialscore.stats import clustered_interval
+    from trialscore.stats._noise import trial_noise_variances
+
+    if ci not in ("auto", "t"):
+        raise EvaluationError(
+            f"--cluster-col gives the cluster-robust t interval; it cannot be combined with --ci {ci} "
+            "(leave --ci at auto)"
+        )
+    keys = list(clusters)
+    if len(set(keys)) < 2:
+        raise EvaluationError(
+            f"--cluster-col must put the {bank.items} items in at least 2 clusters to measure a clustered "
+            f"standard error; got {len(set(keys))}"
+        )
+    # The trials' own noise floors the SE: item values that agree within clusters are not certainty.
+    floor = math.sqrt(float(trial_noise_variances(bank, spec.metric, k, spec.tau).mean()) / bank.items)
+    values = item_scores(bank, spec.metric, k, spec.tau)
+    return clustered_interval(values, keys, level, clip=(0.0, 1.0), se_floor=floor)
+
+
 def metric_interval(
     bank: Bank,
     spec: MetricSpec,
@@ -142,10 +225,14 @@ def metric_interval(
     resamples: int = 10_000,
     seed: int = 0,
     states: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    clusters: Sequence[Hashable] | None = None,
 ) -> Interval:
     """The estimate of ``spec`` on ``bank`` with its interval (a :class:`trialscore.stats.Interval`).
 
     ``states`` may pass ``bank.states()`` when it is already computed (several metrics of one bank).
+    ``clusters`` (one key per item of ``bank``, from ``--cluster-col``) replaces the default
+    interval by the cluster-robust t interval (:func:`trialscore.stats.clustered_interval`,
+    ``G - 1`` degrees of freedom); Bayes@N keeps its posterior for these items.
 
     >>> bank = Bank.from_counts([4, 4, 4, 4, 4, 4], [1, 3, 4, 2, 4, 3])
     >>> print(metric_interval(bank, MetricSpec("avg")))
@@ -160,6 +247,8 @@ def metric_interval(
     if spec.metric == "bayes":
         return bayes_interval(bank, level=level)
     k = bank.check_k(spec.k) if spec.k is not None else None
+    if clusters is not None:
+        return _clustered_metric_interval(bank, spec, k, ci, level, clusters)
     if ci in ("bootstrap", "bca"):
         method = "percentile" if ci == "bootstrap" else "bca"
         return bootstrap_interval(
@@ -171,6 +260,7 @@ def metric_interval(
                 f"ci {ci!r} is a proportion interval of the pooled trials: it fits avg or a k = 1 metric, "
                 f"not {spec.label}; use --ci bootstrap"
             )
+        _check_trials_independent(bank, ci)
         return proportion_interval(int(bank.c.sum()), int(bank.n.sum()), level, ci)
     return item_interval(bank, spec.metric, k, spec.tau, level, states)
 
@@ -225,6 +315,11 @@ class GroupScore:
         }
 
 
+def _is_pass_rate(spec: MetricSpec) -> bool:
+    """Whether the metric's per-item value is the item's pass rate ``c / n``."""
+    return spec.metric == "avg" or (spec.k == 1 and spec.metric in ("pass@k", "pass^k"))
+
+
 def score_group(
     group: GroupCounts,
     specs: Sequence[MetricSpec],
@@ -232,8 +327,13 @@ def score_group(
     level: float = 0.95,
     resamples: int = 10_000,
     seed: int = 0,
+    k: int | None = None,
 ) -> GroupScore:
     """Every metric of ``specs`` with its interval, the flaky items (``0 < c < n``) and the advice.
+
+    The advice quotes the interval printed for the pass rate (the first of ``avg``, ``pass@1``,
+    ``pass^1`` among ``specs``; else the ``avg`` interval by the same ``ci``) and compares pass@1
+    with pass@``k`` (the largest k asked for; default the smallest number of trials, 1 = none).
 
     >>> from trialscore.results.counts import GroupCounts
     >>> import numpy as np
@@ -263,16 +363,23 @@ def score_group(
         return GroupScore(**common, flaky_items=0, metrics=metrics, advice=())
     bank = group.bank()
     states = bank.states()
+    clusters = group.bank_clusters()
     scores = []
     for spec in specs:
         reason = _unscorable(group, bank, spec, scored)
-        interval = None if reason else metric_interval(bank, spec, ci, level, resamples, seed, states)
+        interval = (
+            None if reason else metric_interval(bank, spec, ci, level, resamples, seed, states, clusters)
+        )
         scores.append(MetricScore(spec, interval, reason))
+    pass_rate = next((score.interval for score in scores if _is_pass_rate(score.spec)), None)
+    if pass_rate is None:
+        pass_rate = metric_interval(bank, MetricSpec("avg"), ci, level, resamples, seed, states, clusters)
+    advice_k = None if k is None else min(k, bank.min_trials)
     return GroupScore(
         **common,
         flaky_items=int(((bank.c > 0) & (bank.c < bank.n)).sum()),
         metrics=tuple(scores),
-        advice=insights(bank, level=level),
+        advice=insights(bank, advice_k, level, pass_rate),
     )
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "Scan",
     "TallyResult",
     "arrow_table",
+    "check_one_cluster",
     "quote_identifier",
     "quote_literal",
     "tally",
@@ -51,6 +52,7 @@ _RULES = {
     "passed": "must be true/false or 1/0 (empty means an errored trial)",
     "score": "must be a number in [0, 1] (empty means an errored trial)",
     "verdict": "must be pass, fail, borderline or error",
+    "cluster": "must be a non-empty cluster id (--cluster-col)",
 }
 
 
@@ -216,6 +218,11 @@ def _verdict_role(column: str, kind: str) -> _Role:
     return _Role(value, f"({name} IS NULL OR {text} NOT IN ('pass', 'fail', 'borderline', 'error'))")
 
 
+def _cluster_role(column: str, type_name: str) -> _Role:
+    value = f"trim({_group_value(column, type_name)})"
+    return _Role(value, f"({value} IS NULL OR {value} = '')")
+
+
 def _roles(scan: Scan) -> dict[str, tuple[str, _Role]]:
     """Role name -> (column, SQL value and badness) for every used role."""
     columns = scan.columns
@@ -231,6 +238,8 @@ def _roles(scan: Scan) -> dict[str, tuple[str, _Role]]:
         roles[outcome] = (column, _score_role(column, kinds[column], columns.threshold))
     else:
         roles[outcome] = (column, _verdict_role(column, kinds[column]))
+    if columns.cluster is not None:
+        roles["cluster"] = (columns.cluster, _cluster_role(columns.cluster, scan.types[columns.cluster]))
     return roles
 
 
@@ -255,6 +264,10 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
     outcome = roles[scan.columns.outcome][1].value
     trial = roles["trial"][1].value if "trial" in roles else "CAST(NULL AS BIGINT)"
     inner = [*groups, f"{roles['item'][1].value} AS item", f"{outcome} AS passed", f"{trial} AS trial"]
+    clusters = ""
+    if "cluster" in roles:
+        inner.append(f"{roles['cluster'][1].value} AS cluster")
+        clusters = "min(cluster) AS cluster_lo, max(cluster) AS cluster_hi, "
     row_bad = _any_bad(roles, grouped=False)
     if drop_bad:
         where, invalid = f" WHERE NOT ({_any_bad(roles, grouped=True)})", "0"
@@ -267,7 +280,7 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
         f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
-        f"count(trial) AS trial_rows, {invalid} AS invalid "
+        f"count(trial) AS trial_rows, {clusters}{invalid} AS invalid "
         f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL"
     )
 
@@ -314,6 +327,25 @@ def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[st
     return f"{scan.label} {scan.locate(row)}: field {column!r} {_RULES[name]}; got {shown}"
 
 
+def check_one_cluster(table: pa.Table, where: str) -> pa.Table:
+    """Replace ``cluster_lo`` / ``cluster_hi`` by one ``cluster`` column; an item with two values is an error.
+
+    ``where`` names the file (or files) the counts come from.
+    """
+    if "cluster_lo" not in table.column_names:
+        return table
+    differs = pc.not_equal(table["cluster_lo"], table["cluster_hi"])
+    position = pc.index(differs, True).as_py()
+    if position >= 0:
+        row = table.slice(position, 1).to_pylist()[0]
+        raise EvaluationError(
+            f"{where}: item {row['item']!r} has cluster {row['cluster_lo']!r} on some rows and "
+            f"{row['cluster_hi']!r} on others; every row of an item must name the same --cluster-col value"
+        )
+    cluster = table["cluster_lo"]
+    return table.drop_columns(["cluster_lo", "cluster_hi"]).append_column("cluster", cluster)
+
+
 def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False) -> TallyResult:
     """Count ``scan`` per (group, item); bad rows raise, or are skipped and counted.
 
@@ -327,7 +359,7 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
     table = arrow_table(con, _count_sql(scan, roles, drop_bad=False))
     rows_read = int(pc.sum(table["rows"]).as_py() or 0)
     if not (pc.sum(table["invalid"]).as_py() or _grouped_invalid(table, roles)):
-        return TallyResult(table.drop_columns(["invalid"]), rows_read, 0, None)
+        return TallyResult(check_one_cluster(table.drop_columns(["invalid"]), scan.label), rows_read, 0, None)
     count_sql = f"SELECT count_if({_any_bad(roles, grouped=True)}) FROM {scan.relation}"
     ((invalid,),) = con.sql(count_sql).fetchall()
     first_skipped = _first_bad_row(con, scan, roles)
@@ -337,7 +369,9 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
             "--skip-invalid skips and counts them)"
         )
     table = arrow_table(con, _count_sql(scan, roles, drop_bad=True))
-    return TallyResult(table.drop_columns(["invalid"]), rows_read, int(invalid), first_skipped)
+    return TallyResult(
+        check_one_cluster(table.drop_columns(["invalid"]), scan.label), rows_read, int(invalid), first_skipped
+    )
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,13 @@ estimate :math:`(1 + \#\{|T^*| \ge |T|\}) / (1 + B)` from ``B`` random sign
 patterns.  Items present in only one run are listed in the result, never
 silently dropped.
 
+**Clustered** (:func:`compare_clustered`, the same items grouped in ``G``
+clusters): :math:`\hat\delta = \bar d` with the cluster-robust SE of the
+:math:`d_i` (:func:`~trialscore.stats.clustered_standard_error`), interval
+:math:`\hat\delta \pm t_{G-1}^{-1}(1 - \alpha/2)\,\mathrm{SE}` and the
+two-sided t-test at :math:`G - 1` degrees of freedom behind the verdict, so the
+verdict and the interval always agree.
+
 **Unpaired** (:func:`compare_unpaired`, different item sets): Welch's
 t-interval and test on the two sets of per-item values; the verdict is read
 off the interval in the same way.
@@ -62,9 +69,11 @@ off the interval in the same way.
 sec. 2.9): with posterior means and sds :math:`(\mu, \sigma)` of both runs,
 :math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2}`, the probability
 that B ranks above A is :math:`\Phi(z)`, and B is declared better when
-:math:`z \ge \Phi^{-1}(\gamma)` at confidence :math:`\gamma` (worse when
-:math:`z \le -\Phi^{-1}(\gamma)`).  Whether the two :math:`\gamma` credible
-intervals overlap (the paper's visual criterion, stricter) is reported too.
+:math:`z \ge \Phi^{-1}(\gamma)` (worse when :math:`z \le -\Phi^{-1}(\gamma)`)
+with :math:`\gamma = 1 - \alpha/2` per direction, so that ``alpha`` is the
+total two-sided error, as in the paired test.  Whether the two
+:math:`1 - \alpha` credible intervals overlap (the paper's visual criterion,
+stricter) is reported too.
 
 References
 ----------
@@ -85,20 +94,20 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammaln, ndtr, ndtri, stdtr, stdtrit
-from scipy.stats import binom
 
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
-from trialscore.estimators import avg, estimator_by_name, item_scores, state_scores
-from trialscore.hypergeometric import CHUNK_CELLS
+from trialscore.estimators import avg, estimator_by_name, item_scores
 from trialscore.stats._checks import check_count, check_probability, check_values
-from trialscore.stats.intervals import Interval, bayes_interval
+from trialscore.stats._noise import trial_noise_variances
+from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
 from trialscore.stats.power import detectable_effect
 
 __all__ = [
     "BayesComparison",
     "Comparison",
     "compare_bayes",
+    "compare_clustered",
     "compare_paired",
     "compare_unpaired",
     "sign_flip_p_value",
@@ -175,29 +184,6 @@ def sign_flip_p_value(
     return p, label
 
 
-def _jeffreys_variances(bank: Bank, metric: str, k: int | None, tau: object) -> FloatArray:
-    """Per-item trial-noise variance ``v_i`` of a pass-family estimate (module docstring).
-
-    ``avg`` in closed form; any other metric from its values at every state
-    ``0..n`` under ``Binomial(n, p~)``, in chunks of at most ``CHUNK_CELLS`` cells.
-    """
-    n, c, index = bank.state_index()
-    if estimator_by_name(metric) is avg:
-        return ((c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n))[index]
-    out = np.empty(n.size)
-    for trials in np.unique(n).tolist():
-        rows = np.flatnonzero(n == trials)
-        successes = np.arange(trials + 1)
-        values = state_scores(np.full(trials + 1, trials), successes, metric, k, tau)
-        step = max(1, CHUNK_CELLS // (trials + 1))
-        for start in range(0, rows.size, step):
-            chunk = rows[start : start + step]
-            pmf = binom.pmf(successes[None, :], trials, ((c[chunk] + 0.5) / (trials + 1))[:, None])
-            mean = pmf @ values
-            out[chunk] = np.maximum(pmf @ values**2 - mean**2, 0.0) * (trials + 1) / (trials + 2)
-    return out[index]
-
-
 def _graded_items(rows: object, name: str) -> tuple[FloatArray, FloatArray] | None:
     """Item means and unbiased trial variances over n of graded ``avg`` scores; None for 0/1 outcomes."""
     if is_ragged(rows):
@@ -224,7 +210,7 @@ def _per_item_values(
         if graded is not None:
             return graded
     bank = as_bank(rows, name)  # type: ignore[arg-type]
-    return item_scores(bank, metric, k, tau), _jeffreys_variances(bank, metric, k, tau)
+    return item_scores(bank, metric, k, tau), trial_noise_variances(bank, metric, k, tau)
 
 
 def _run_items(
@@ -520,7 +506,8 @@ class BayesComparison:
     """Bayes@N comparison of two runs with the decision rule of Hariri et al. (2025).
 
     ``probability`` is the posterior probability (normal approximation) that
-    the candidate's true score is above the baseline's.
+    the candidate's true score is above the baseline's; ``alpha`` the total
+    two-sided error and ``confidence`` the per-direction ``gamma = 1 - alpha/2``.
     """
 
     baseline: Interval
@@ -529,6 +516,7 @@ class BayesComparison:
     sigma: float
     z: float
     probability: float
+    alpha: float
     confidence: float
     intervals_overlap: bool
     verdict: str
@@ -555,24 +543,29 @@ def compare_bayes(
     *,
     prior_baseline: ArrayLike | None = None,
     prior_candidate: ArrayLike | None = None,
-    confidence: float = 0.95,
+    alpha: float = 0.05,
 ) -> BayesComparison:
-    r"""Bayes@N comparison of two runs with the paper's z-score decision rule.
+    r"""Bayes@N comparison of two runs with the paper's z-score decision rule at total error ``alpha``.
 
     B is better when :math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2} \ge \Phi^{-1}(\gamma)`,
-    worse when :math:`z \le -\Phi^{-1}(\gamma)`, at confidence :math:`\gamma`.
+    worse when :math:`z \le -\Phi^{-1}(\gamma)`, with :math:`\gamma = 1 - \alpha/2`:
+    ``alpha`` is the total two-sided error (1.96 at 0.05, not the paper's
+    one-sided 1.645, which flags up to twice ``alpha`` of equal runs).  The
+    runs' credible intervals (:func:`~trialscore.stats.bayes_interval`) are at
+    level ``1 - alpha``.
 
     ``w`` are the category weights of :func:`trialscore.estimators.bayes`;
     ``prior_*`` the optional prior outcomes ``R0`` of each run.  The verdict
     is ``identical`` when both posteriors have the same mean and sd.
 
     >>> result = compare_bayes([[1, 1, 1, 0]] * 30, [[1, 0, 0, 0]] * 30)
-    >>> result.verdict, round(result.z, 2), result.intervals_overlap
-    ('regression', -7.25, False)
+    >>> result.verdict, round(result.z, 2), result.intervals_overlap, result.confidence
+    ('regression', -7.25, False, 0.975)
     """
-    confidence = check_probability(confidence, "confidence")
-    first = bayes_interval(baseline, w, prior_baseline, confidence)
-    second = bayes_interval(candidate, w, prior_candidate, confidence)
+    alpha = check_probability(alpha, "alpha")
+    confidence = 1.0 - alpha / 2.0
+    first = bayes_interval(baseline, w, prior_baseline, 1.0 - alpha)
+    second = bayes_interval(candidate, w, prior_candidate, 1.0 - alpha)
     delta = second.estimate - first.estimate
     sigma = math.hypot(first.se or 0.0, second.se or 0.0)
     if sigma > 0:
@@ -583,7 +576,7 @@ def compare_bayes(
     rule = (
         f"identical if both posteriors have the same mean and sd; improvement if z >= {threshold:.4g}, "
         f"regression if z <= {-threshold:.4g} (z = delta / sqrt(sigma_a^2 + sigma_b^2), threshold "
-        f"Phi^-1({confidence:g}), Hariri et al. 2025), else within_noise"
+        f"Phi^-1(1 - alpha/2) at total two-sided alpha = {alpha:g}, Hariri et al. 2025), else within_noise"
     )
     if delta == 0 and first.se == second.se:
         verdict = "identical"
@@ -594,4 +587,96 @@ def compare_bayes(
     else:
         verdict = "within_noise"
     overlap = first.low <= second.high and second.low <= first.high
-    return BayesComparison(first, second, delta, sigma, z, float(ndtr(z)), confidence, overlap, verdict, rule)
+    return BayesComparison(
+        first, second, delta, sigma, z, float(ndtr(z)), alpha, confidence, overlap, verdict, rule
+    )
+
+
+def compare_clustered(
+    baseline: Run,
+    candidate: Run,
+    clusters: Mapping[Hashable, Hashable],
+    metric: str = "avg",
+    k: int | None = None,
+    tau: object = None,
+    *,
+    ids_baseline: Sequence[Hashable] | None = None,
+    ids_candidate: Sequence[Hashable] | None = None,
+    alpha: float = 0.05,
+) -> Comparison:
+    r"""Paired comparison of two runs whose items come in clusters (formulas in the module docstring).
+
+    Runs and item ids as in :func:`compare_paired` (ids are required: mapping
+    keys or ``ids_baseline`` / ``ids_candidate``); ``clusters`` maps every
+    shared item id to its cluster key.  The verdict reads the two-sided
+    cluster-robust t-test at ``G - 1`` degrees of freedom, read off the
+    interval that test inverts (so the two always agree).  The clustered SE is
+    floored by the noisier run's trial noise, as in :func:`compare_paired`.
+
+    >>> old = {"q1": [1, 1], "q2": [1, 0], "q3": [0, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
+    >>> new = {"q1": [1, 1], "q2": [1, 1], "q3": [1, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
+    >>> passage = {"q1": "a", "q2": "a", "q3": "b", "q4": "b", "q5": "c", "q6": "c"}
+    >>> result = compare_clustered(old, new, passage)
+    >>> result.verdict, round(result.delta, 4), round(result.se, 4), round(result.p_value, 3)
+    ('within_noise', 0.1667, 0.1049, 0.253)
+    """
+    alpha = check_probability(alpha, "alpha")
+    keys_a, values_a, noise_a = _run_items(baseline, ids_baseline, metric, k, tau, "baseline")
+    keys_b, values_b, noise_b = _run_items(candidate, ids_candidate, metric, k, tau, "candidate")
+    if keys_a is None or keys_b is None:
+        raise EvaluationError("compare_clustered needs item ids for both runs to look up each item's cluster")
+    position_b = {key: index for index, key in enumerate(keys_b)}
+    shared = [key for key in keys_a if key in position_b]
+    missing = [key for key in shared if key not in clusters]
+    if missing:
+        raise EvaluationError(
+            f"clusters must give every compared item a cluster; got none for {missing[0]!r}"
+        )
+    if len(shared) < 2:
+        raise EvaluationError(f"baseline and candidate must share at least 2 items; got {len(shared)}")
+    position_a = {key: index for index, key in enumerate(keys_a)}
+    rows_a = [position_a[key] for key in shared]
+    rows_b = [position_b[key] for key in shared]
+    paired_a, paired_b = values_a[rows_a], values_b[rows_b]
+    differences = paired_b - paired_a
+    keys = [clusters[key] for key in shared]
+    # The same trial-noise floor as compare_paired: never more certain than the noisier run's own score.
+    floor = math.sqrt(max(float(noise_a[rows_a].mean()), float(noise_b[rows_b].mean())) / len(shared))
+    clustered = clustered_interval(differences, keys, 1 - alpha, se_floor=floor)
+    interval = Interval(
+        clustered.estimate,
+        clustered.low,
+        clustered.high,
+        clustered.level,
+        f"paired {clustered.method}",
+        clustered.n,
+        clustered.se,
+    )
+    delta, se, df = interval.estimate, float(interval.se or 0.0), len(set(keys)) - 1
+    p_value = float(2 * stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
+    test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
+    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test)
+    shared_set = set(shared)
+    return Comparison(
+        design="paired, clustered",
+        metric=str(metric),
+        k=k,
+        baseline=float(paired_a.mean()),
+        candidate=float(paired_b.mean()),
+        delta=delta,
+        se=se,
+        interval=interval,
+        p_value=p_value,
+        p_value_method=test,
+        p_value_normal=_normal_p(delta, se),
+        mde=detectable_effect(se, df, alpha, MDE_POWER) if se > 0 else 0.0,
+        alpha=alpha,
+        verdict=verdict,
+        rule=rule,
+        items_baseline=int(values_a.size),
+        items_candidate=int(values_b.size),
+        paired_items=len(shared),
+        only_in_baseline=tuple(key for key in keys_a if key not in position_b),
+        only_in_candidate=tuple(key for key in keys_b if key not in shared_set),
+        se_floor=floor,
+    )

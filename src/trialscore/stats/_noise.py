@@ -1,0 +1,51 @@
+"""Trial noise: the sampling variance of each item's estimate from its own trials.
+
+Shared by the paired comparison and the clustered intervals, which floor their
+standard errors by it so that finitely many trials never give a zero-width
+interval (docs/stats.md, "Paired").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import binom
+
+from trialscore.bank import Bank
+from trialscore.estimators import avg, estimator_by_name, state_scores
+from trialscore.hypergeometric import CHUNK_CELLS
+
+__all__ = ["trial_noise_variances"]
+
+FloatArray = NDArray[np.float64]
+
+
+def trial_noise_variances(bank: Bank, metric: str, k: int | None, tau: object) -> FloatArray:
+    """Per-item trial-noise variance ``v_i`` of a pass-family estimate.
+
+    For 0/1 trials, the variance of the item's estimate under ``Binomial(n, p~)``
+    at the Jeffreys plug-in ``p~ = (c + 1/2) / (n + 1)``, times ``(n + 1)/(n + 2)``:
+    for ``avg`` exactly the Jeffreys posterior mean of ``p(1 - p)/n``, positive
+    even for a saturated item.  ``avg`` in closed form; any other metric from
+    its values at every state ``0..n`` under ``Binomial(n, p~)``, in chunks of at
+    most ``CHUNK_CELLS`` cells.  A saturated item with 4 trials:
+    ``(4.5 * 0.5) / (5 * 6 * 4)``.
+
+    >>> trial_noise_variances(Bank.from_counts([4], [4]), "avg", None, None).round(6).tolist()
+    [0.01875]
+    """
+    n, c, index = bank.state_index()
+    if estimator_by_name(metric) is avg:
+        return ((c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n))[index]
+    out = np.empty(n.size)
+    for trials in np.unique(n).tolist():
+        rows = np.flatnonzero(n == trials)
+        successes = np.arange(trials + 1)
+        values = state_scores(np.full(trials + 1, trials), successes, metric, k, tau)
+        step = max(1, CHUNK_CELLS // (trials + 1))
+        for start in range(0, rows.size, step):
+            chunk = rows[start : start + step]
+            pmf = binom.pmf(successes[None, :], trials, ((c[chunk] + 0.5) / (trials + 1))[:, None])
+            mean = pmf @ values
+            out[chunk] = np.maximum(pmf @ values**2 - mean**2, 0.0) * (trials + 1) / (trials + 2)
+    return out[index]
