@@ -73,3 +73,30 @@ def test_error_messages_are_text_not_markup(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["score", str(path), "--metric", "pass@[/a]x[inspect]"])
     assert result.exit_code == 2
     assert "got 'pass@[/a]x[inspect]'" in result.output and "Traceback" not in result.output
+
+
+def test_plan_reads_a_normal_run_file_with_groups(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": f"q{i}", "trial": t, "target": target, "passed": (i * 7 + t * 3 + len(target)) % 5 < 3}
+        for target in ("a", "bb")
+        for i in range(12)
+        for t in range(4)
+    ]
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    pooled = CliRunner().invoke(app, ["plan", "--delta", "0.1", "--pilot", str(path)])
+    assert pooled.exit_code == 2 and "--by" in pooled.output  # (item, trial) repeats across targets
+    result = CliRunner().invoke(
+        app, ["plan", "--delta", "0.1", "--pilot", str(path), "--by", "target", "-f", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    plans = json.loads(result.output)["plans"]
+    assert [plan["label"] for plan in plans] == ["target=a", "target=bb"]
+    assert all(plan["trials"] == 4 and plan["items"] > 0 and "pilot" in plan["source"] for plan in plans)
+    paired = CliRunner().invoke(
+        app,
+        ["plan", "--delta", "0.1", "--pilot", str(path), "--pilot-candidate", str(path), "--by", "target"],
+    )
+    assert paired.exit_code == 0 and "target=bb" in paired.output
+    lonely = CliRunner().invoke(app, ["plan", "--delta", "0.1", "--pass-rate", "0.7", "--by", "target"])
+    assert lonely.exit_code == 2 and "give --pilot" in lonely.output

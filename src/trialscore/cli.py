@@ -20,6 +20,7 @@ import json
 import math
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import date, datetime
 from enum import Enum
 from importlib import resources
@@ -301,39 +302,42 @@ ClusterColOpt = Annotated[
 ]
 
 
-def _read(
-    files: Sequence[Path],
-    by: Sequence[str],
-    item_col: str | None,
-    trial_col: str | None,
-    pass_col: str | None,
-    score_col: str | None,
-    verdict_col: str | None,
-    threshold: float | None,
-    skip_invalid: bool,
-    errors_policy: ErrorPolicyOption,
-    allow_repeated: bool,
-    cluster_col: str | None = None,
-) -> ItemCounts:
+@dataclass(frozen=True)
+class ReadOptions:
+    """How trial files are read: the column options every reading command shares."""
+
+    item_col: str | None = None
+    trial_col: str | None = None
+    pass_col: str | None = None
+    score_col: str | None = None
+    verdict_col: str | None = None
+    threshold: float | None = None
+    skip_invalid: bool = False
+    errors: ErrorPolicyOption = ErrorPolicyOption.exclude
+    allow_repeated_trials: bool = False
+    cluster_col: str | None = None
+
+
+def _read(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import read_counts
 
     columns: ColumnMap = ColumnMap(
-        item=item_col,
-        trial=trial_col,
-        passed=pass_col,
-        score=score_col,
-        verdict=verdict_col,
-        threshold=threshold,
-        cluster=cluster_col,
+        item=options.item_col,
+        trial=options.trial_col,
+        passed=options.pass_col,
+        score=options.score_col,
+        verdict=options.verdict_col,
+        threshold=options.threshold,
+        cluster=options.cluster_col,
     )
     counts = read_counts(
         files,
         by=by,
         columns=columns,
-        skip_invalid=skip_invalid,
-        errors=errors_policy.value,
-        allow_repeated_trials=allow_repeated,
+        skip_invalid=options.skip_invalid,
+        errors=options.errors.value,
+        allow_repeated_trials=options.allow_repeated_trials,
     )
     _warn_skipped(counts)
     return counts
@@ -398,9 +402,7 @@ def score(
         from trialscore.results.scorecard import metric_specs, score_group
 
         groups_by = _split(by)
-        counts = _read(
-            files,
-            groups_by,
+        options = ReadOptions(
             item_col,
             trial_col,
             pass_col,
@@ -412,6 +414,7 @@ def score(
             allow_repeated_trials,
             cluster_col,
         )
+        counts = _read(files, groups_by, options)
         ks = _ks(k) or _default_ks(counts)
         specs = metric_specs(_split(metric), ks, tau)
         cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
@@ -682,7 +685,7 @@ def compare(
     """
     with _bad_input():
         groups_by = _split(by)
-        options = (
+        options = ReadOptions(
             item_col,
             trial_col,
             pass_col,
@@ -692,9 +695,10 @@ def compare(
             skip_invalid,
             errors_policy,
             allow_repeated_trials,
+            cluster_col,
         )
-        base_counts = _read([baseline], groups_by, *options, cluster_col)
-        cand_counts = _read([candidate], groups_by, *options, cluster_col)
+        base_counts = _read([baseline], groups_by, options)
+        cand_counts = _read([candidate], groups_by, options)
         base_groups, cand_groups = _group_map(base_counts), _group_map(cand_counts)
         shared = [key for key in base_groups if key in cand_groups]
         if not shared:
@@ -844,9 +848,7 @@ def rank(
         groups_by = _split(by)
         if not groups_by:
             raise EvaluationError("--by must name the column(s) that identify a model; got none")
-        counts = _read(
-            files,
-            groups_by,
+        options = ReadOptions(
             item_col,
             trial_col,
             pass_col,
@@ -857,6 +859,7 @@ def rank(
             errors_policy,
             allow_repeated_trials,
         )
+        counts = _read(files, groups_by, options)
         models = list(counts.groups())
         if len(models) < 2:
             raise EvaluationError(f"rank needs at least 2 models; --by {by} gives {len(models)}")
@@ -940,6 +943,12 @@ def plan(
     pilot: Annotated[
         Path | None, typer.Option("--pilot", help="A pilot run's trial file (instead of --pass-rate).")
     ] = None,
+    pilot_candidate: Annotated[
+        Path | None,
+        typer.Option(
+            "--pilot-candidate", help="A pilot of the candidate too: a paired pilot (with --pilot)."
+        ),
+    ] = None,
     trials: Annotated[
         int | None, typer.Option("--trials", help="Trials per item (then: items needed).")
     ] = None,
@@ -949,57 +958,104 @@ def plan(
     ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
+    by: ByOpt = None,
+    item_col: ItemColOpt = None,
+    trial_col: TrialColOpt = None,
+    pass_col: PassColOpt = None,
+    score_col: ScoreColOpt = None,
+    verdict_col: VerdictColOpt = None,
+    threshold: ThresholdOpt = None,
+    skip_invalid: SkipOpt = False,
+    errors_policy: ErrorsOpt = ErrorPolicyOption.exclude,
+    allow_repeated_trials: RepeatOpt = False,
     output: FormatOpt = OutputFormat.table,
 ) -> None:
     """How many items and trials a comparison needs to detect a change of --delta.
+
+    With --pilot (any file score reads) the variances come from the pilot, one plan per --by group.
 
     Example: trialscore plan --delta 0.05 --pass-rate 0.7 --trials 5
     """
     with _bad_input():
         from trialscore.stats import plan_sample_size
 
-        pilot_bank = None
-        if pilot is not None:
-            pilot_counts = _read(
-                [pilot], [], None, None, None, None, None, None, False, ErrorPolicyOption.exclude, False
-            )
-            (group,) = pilot_counts.groups()
-            pilot_bank = group.bank()
-        result = plan_sample_size(
-            delta,
-            pass_rate=pass_rate,
-            pilot=pilot_bank,
-            between=between,
-            items=items,
-            trials=trials,
-            alpha=alpha,
-            power=power,
+        if pilot_candidate is not None and pilot is None:
+            raise EvaluationError("--pilot-candidate needs --pilot (the baseline's pilot)")
+        if pilot is None and (by or pilot_candidate):
+            raise EvaluationError("--by and --pilot-candidate read a pilot file; give --pilot")
+        groups_by = _split(by)
+        options = ReadOptions(
+            item_col,
+            trial_col,
+            pass_col,
+            score_col,
+            verdict_col,
+            threshold,
+            skip_invalid,
+            errors_policy,
+            allow_repeated_trials,
         )
-    payload = {"command": "plan", "version": JSON_VERSION, "plan": result.to_dict()}
-    header = ["items", "trials", "power", "mde", "feasible"]
-    rows = [[result.items, result.trials, result.achieved_power, result.mde, result.feasible]]
+        pilots: list[tuple[str, Any, Any]] = [("all", None, None)]
+        if pilot is not None:
+            base = _group_map(_read([pilot], groups_by, options))
+            cand = _group_map(_read([pilot_candidate], groups_by, options)) if pilot_candidate else None
+            pilots = []
+            for key, group in base.items():
+                if cand is not None and key not in cand:
+                    raise EvaluationError(
+                        f"--pilot-candidate has no group {group.label}; it has "
+                        f"{sorted(g.label for g in cand.values())}"
+                    )
+                pilots.append((group.label, group.bank(), None if cand is None else cand[key].bank()))
+        plans = [
+            (
+                label,
+                plan_sample_size(
+                    delta,
+                    pass_rate=pass_rate,
+                    pilot=bank,
+                    pilot_candidate=candidate_bank,
+                    between=between,
+                    items=items,
+                    trials=trials,
+                    alpha=alpha,
+                    power=power,
+                ),
+            )
+            for label, bank, candidate_bank in pilots
+        ]
+    payload: dict[str, Any] = {"command": "plan", "version": JSON_VERSION, "plan": plans[0][1].to_dict()}
+    if pilot is not None:
+        payload["by"] = groups_by
+        payload["plans"] = [{"label": label, **result.to_dict()} for label, result in plans]
+    header = ["group", "items", "trials", "power", "mde", "feasible"]
+    rows = [
+        [label, result.items, result.trials, result.achieved_power, result.mde, result.feasible]
+        for label, result in plans
+    ]
     if output is OutputFormat.json:
         _print_json(payload)
-    elif output is OutputFormat.csv:
+        return
+    if output is OutputFormat.csv:
         _print_csv(header, rows)
-    elif output is OutputFormat.markdown:
-        typer.echo(
-            f"{_markdown_table(header, rows)}\n\n{result.note}\n\n- test: {result.test}\n"
-            f"- assumptions: {result.source}\n- variances: {result.variances()}"
-        )
-    else:
-        console.print(
-            _rich_table(
-                f"plan: detect delta={result.delta:g} at alpha={result.alpha:g}, "
-                f"power={result.target_power:g}",
-                header,
-                rows,
-            )
-        )
-        console.print(result.note, markup=False, highlight=False)
-        console.print(f"test: {result.test}", markup=False, highlight=False)
-        console.print(f"assumptions: {result.source}", markup=False, highlight=False)
-        console.print(f"variances: {result.variances()}", markup=False, highlight=False)
+        return
+    notes = []
+    for label, result in plans:
+        prefix = f"{label}: " if len(plans) > 1 else ""
+        notes += [
+            f"{prefix}{result.note}",
+            f"{prefix}test: {result.test}",
+            f"{prefix}assumptions: {result.source}",
+            f"{prefix}variances: {result.variances()}",
+        ]
+    first = plans[0][1]
+    if output is OutputFormat.markdown:
+        typer.echo(_markdown_table(header, rows) + "\n\n" + "\n".join(f"- {note}" for note in notes))
+        return
+    title = f"plan: detect delta={first.delta:g} at alpha={first.alpha:g}, power={first.target_power:g}"
+    console.print(_rich_table(title, header, rows))
+    for note in notes:
+        console.print(note, markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -1055,19 +1111,10 @@ def track(
 
         history: dict[str, list[tuple[date, dict[object, list[int]]]]] = {}
         for path, when in zip(files, _run_dates(files, dates), strict=True):
-            counts = _read(
-                [path],
-                _split(by),
-                item_col,
-                trial_col,
-                pass_col,
-                None,
-                verdict_col,
-                None,
-                skip_invalid,
-                ErrorPolicyOption.exclude,
-                False,
+            options = ReadOptions(
+                item_col, trial_col, pass_col, verdict_col=verdict_col, skip_invalid=skip_invalid
             )
+            counts = _read([path], _split(by), options)
             for group in counts.groups():
                 name = ", ".join("—" if value is None else str(value) for _, value in group.key) or "all"
                 kept = group.n > 0
