@@ -117,6 +117,29 @@ def test_bank_means_match_fractions() -> None:
         assert ts.mg_pass_at_k(R, k) == pytest.approx(float(want), rel=1e-13, abs=1e-300)
 
 
+def test_small_bank_means_are_the_double_nearest_the_exact_rational() -> None:
+    """Every metric, every k, ragged small banks: the mean is rounded once, so 0.45 prints as 0.45."""
+    R = [[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]]
+    assert ts.pass_hat_k(R, 2) == 0.45 and repr(ts.pass_hat_k(R, 2)) == "0.45"
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        n = rng.integers(3, 13, size=int(rng.integers(2, 9)))
+        c = rng.integers(0, n + 1)
+        bank = ts.Bank.from_counts(n, c)
+        for k in range(1, int(n.min()) + 1):
+            checks = {
+                "pass@k": (ts.pass_at_k, oracle.pass_at_k),
+                "pass^k": (ts.pass_hat_k, oracle.pass_hat_k),
+                "mg-pass@k": (ts.mg_pass_at_k, oracle.mg_pass_at_k),
+            }
+            for name, (estimator, exact) in checks.items():
+                terms = (Fraction(exact(int(ni), int(ci), k)) for ni, ci in zip(n, c, strict=True))
+                want = sum(terms, Fraction(0)) / len(n)
+                assert estimator(bank, k) == float(want), (name, k, n.tolist(), c.tolist())
+        exact_avg = sum(Fraction(int(ci), int(ni)) for ni, ci in zip(n, c, strict=True)) / len(n)
+        assert ts.avg(bank) == float(exact_avg)
+
+
 # --- large n: every k, tiny results, results near 1 --------------------------------------------
 
 

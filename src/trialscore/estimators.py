@@ -45,6 +45,7 @@ from trialscore.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragg
 from trialscore.errors import EvaluationError
 from trialscore.hypergeometric import (
     CHUNK_CELLS,
+    exact_bank_mean,
     exact_expectation,
     hypergeom_expectation,
     log_choose_ratio_curve,
@@ -66,6 +67,7 @@ __all__ = [
     "pass_curve",
     "pass_hat_k",
     "state_scores",
+    "states_mean",
     "tau_threshold",
 ]
 
@@ -112,14 +114,14 @@ def _by_trials(
 
 
 def _pass_at(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    exact = exact_expectation(n, c, k, [0] + [1] * k)
+    exact = exact_expectation(n, c, k, *_credit("pass@k", k, None))
     if exact is not None:
         return exact
     return _by_trials(n, c, lambda trials, cs: -np.expm1(log_choose_ratio_table(trials, k)[trials - cs]))
 
 
 def _pass_hat(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    exact = exact_expectation(n, c, k, [0] * k + [1])
+    exact = exact_expectation(n, c, k, *_credit("pass^k", k, None))
     if exact is not None:
         return exact
     return _by_trials(n, c, lambda trials, cs: np.exp(log_choose_ratio_table(trials, k)[cs]))
@@ -136,26 +138,23 @@ def _expectation(
     return np.minimum(hypergeom_expectation(n, c, k, weights), 1.0)
 
 
-def _at_least(n: NDArray[np.int64], c: NDArray[np.int64], k: int, needed: int) -> FloatArray:
+def _at_least(n: NDArray[np.int64], c: NDArray[np.int64], k: int, name: str, tau: object) -> FloatArray:
+    credit, scale = _credit(name, k, tau)
+    needed = credit.index(1)
     if needed <= 1:
         return _pass_at(n, c, k)
     if needed >= k:
         return _pass_hat(n, c, k)
-    return _expectation(n, c, k, [int(j >= needed) for j in range(k + 1)], 1)
-
-
-def _mg(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    majority = (k + 1) // 2
-    return _expectation(n, c, k, [2 * max(j - majority, 0) for j in range(k + 1)], k)
+    return _expectation(n, c, k, credit, scale)
 
 
 _PER_STATE: dict[str, Callable[[NDArray[np.int64], NDArray[np.int64], int, object], FloatArray]] = {
     "avg": lambda n, c, k, tau: c / n,
     "pass@k": lambda n, c, k, tau: _pass_at(n, c, k),
     "pass^k": lambda n, c, k, tau: _pass_hat(n, c, k),
-    "g-pass@k_tau": lambda n, c, k, tau: _at_least(n, c, k, tau_threshold(tau, k)),
-    "mg-pass@k": lambda n, c, k, tau: _mg(n, c, k),
-    "maj@k": lambda n, c, k, tau: _at_least(n, c, k, k // 2 + 1),
+    "g-pass@k_tau": lambda n, c, k, tau: _at_least(n, c, k, "g-pass@k_tau", tau),
+    "mg-pass@k": lambda n, c, k, tau: _expectation(n, c, k, *_credit("mg-pass@k", k, tau)),
+    "maj@k": lambda n, c, k, tau: _at_least(n, c, k, "maj@k", tau),
 }
 
 _ALIASES = {
@@ -221,10 +220,55 @@ def item_scores(R: ArrayLike | Bank, metric: str, k: int | None = None, tau: obj
     return _values(bank, _canonical(metric), k, tau, n, c)[index]
 
 
+def _credit(name: str, k: int, tau: object) -> tuple[list[int], int]:
+    """The credit of ``j`` successes among ``k`` draws, as integers over a common scale."""
+    if name == "avg":
+        return [0, 1], 1
+    if name == "pass@k":
+        return [0] + [1] * k, 1
+    if name == "pass^k":
+        return [0] * k + [1], 1
+    if name == "mg-pass@k":
+        majority = (k + 1) // 2
+        return [2 * max(j - majority, 0) for j in range(k + 1)], k
+    needed = tau_threshold(tau, k) if name == "g-pass@k_tau" else k // 2 + 1
+    return [int(j >= needed) for j in range(k + 1)], 1
+
+
+def states_mean(
+    n: ArrayLike,
+    c: ArrayLike,
+    freq: ArrayLike,
+    values: ArrayLike,
+    metric: str,
+    k: int | None,
+    tau: object = None,
+) -> float:
+    """The bank mean from its distinct states: ``freq @ values / M``, exactly rounded for small banks.
+
+    ``values`` are the states' values of ``metric`` (:func:`state_scores`).  Where
+    the exact integer path applies (see :func:`trialscore.hypergeometric.exact_bank_mean`)
+    the mean is the double nearest the exact rational, so every point estimate,
+    interval and comparison built on these states reports the same number.
+
+    >>> states_mean([5, 5], [3, 4], [1, 1], state_scores([5, 5], [3, 4], "pass^k", 2), "pass^k", 2)
+    0.45
+    """
+    name = _canonical(metric)
+    k_used = 1 if name == "avg" else int(k)  # type: ignore[arg-type]
+    credit, scale = _credit(name, k_used, tau)
+    exact = exact_bank_mean(n, c, freq, k_used, credit, scale)
+    if exact is not None:
+        return exact
+    counts = np.asarray(freq, dtype=np.float64)
+    return float(counts @ np.asarray(values, dtype=np.float64) / counts.sum())
+
+
 def _bank_mean(R: ArrayLike | Bank, name: str, k: int | None, tau: object = None) -> float:
+    """Mean over items of metric ``name``: exactly rounded for small banks, else ``freq @ values / M``."""
     bank = as_bank(R)
     n, c, freq = bank.states()
-    return float(freq @ _values(bank, name, k, tau, n, c) / bank.items)
+    return states_mean(n, c, freq, _values(bank, name, k, tau, n, c), name, k, tau)
 
 
 def avg(R: ArrayLike | Bank) -> float:

@@ -41,12 +41,14 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 __all__ = [
     "anchored_cumsum",
+    "exact_bank_mean",
     "exact_expectation",
     "hypergeom_expectation",
     "log_choose_ratio_curve",
@@ -363,10 +365,61 @@ def exact_expectation(
     used = [j for j, w in enumerate(credit) if not w] if complement else ones
     if len(n_list) * len(used) > EXACT_MAX_TERMS:
         return None
-    terms = [(j, 1 if complement else credit[j]) for j in used]
     out = np.empty(len(n_list))
     for i, (trials, hits) in enumerate(zip(n_list, c_list, strict=True)):
-        total = math.comb(trials, k)
-        part = sum(w * math.comb(hits, j) * math.comb(trials - hits, k - j) for j, w in terms)
-        out[i] = (total - part if complement else part) / (scale * total)
+        numerator, denominator = _exact_ratio(trials, hits, k, credit, scale, used, complement)
+        out[i] = numerator / denominator
     return out
+
+
+def _exact_ratio(
+    trials: int, hits: int, k: int, credit: list[int], scale: int, used: list[int], complement: bool
+) -> tuple[int, int]:
+    """``E[credit[X]] / scale`` for one state as an exact integer ratio."""
+    total = math.comb(trials, k)
+    part = sum(
+        (1 if complement else credit[j]) * math.comb(hits, j) * math.comb(trials - hits, k - j) for j in used
+    )
+    return (total - part if complement else part), scale * total
+
+
+#: The exactly rounded bank mean sums one fraction per distinct trial count, up to this many.
+EXACT_MAX_TRIAL_COUNTS = 16
+
+
+def exact_bank_mean(
+    n: ArrayLike, c: ArrayLike, freq: ArrayLike, k: int, credit: list[int], scale: int = 1
+) -> float | None:
+    r"""The mean over items of ``E[credit[X]] / scale``, as the double nearest the exact rational.
+
+    .. math::
+
+        \frac{1}{M}\sum_s f_s\,\frac{\sum_j \mathrm{credit}_j \binom{c_s}{j}\binom{n_s-c_s}{k-j}}
+        {\mathrm{scale}\binom{n_s}{k}}
+
+    over the distinct states ``(n_s, c_s)`` held by ``f_s`` items.  States that
+    share ``n`` share a denominator, so their numerators add as integers; the
+    result is rounded once.  Returns ``None`` where :func:`exact_expectation`
+    would, or with more than :data:`EXACT_MAX_TRIAL_COUNTS` distinct ``n``.
+
+    >>> exact_bank_mean([5, 5], [3, 4], [1, 1], 2, [0, 0, 1])  # (0.3 + 0.6) / 2, not 0.44999999999999996
+    0.45
+    """
+    n_list = np.asarray(n).ravel().tolist()
+    c_list = np.asarray(c).ravel().tolist()
+    f_list = np.asarray(freq).ravel().tolist()
+    if not n_list or max(n_list) > EXACT_MAX_TRIALS or len(set(n_list)) > EXACT_MAX_TRIAL_COUNTS:
+        return None
+    ones = [j for j, w in enumerate(credit) if w]
+    complement = set(credit) <= {0, 1} and len(ones) > (k + 1) / 2
+    used = [j for j, w in enumerate(credit) if not w] if complement else ones
+    if len(n_list) * len(used) > EXACT_MAX_TERMS:
+        return None
+    sums: dict[int, int] = {}
+    denominators: dict[int, int] = {}
+    for trials, hits, count in zip(n_list, c_list, f_list, strict=True):
+        numerator, denominator = _exact_ratio(trials, hits, k, credit, scale, used, complement)
+        sums[trials] = sums.get(trials, 0) + count * numerator
+        denominators[trials] = denominator
+    total = sum((Fraction(value, denominators[trials]) for trials, value in sums.items()), Fraction(0))
+    return float(total / sum(f_list))

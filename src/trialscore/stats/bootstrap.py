@@ -16,8 +16,8 @@ equal values (pass@k saturates at 1, pass^k is 0 below ``c = k``) share one bin.
 Intervals: the percentile interval (quantiles of :math:`\theta^*`, linear
 interpolation, as ``numpy.quantile``) and BCa (Efron 1987) with bias
 correction :math:`z_0 = \Phi^{-1}(\#\{\theta^* < \hat\theta\}/B + \tfrac12\#\{\theta^* = \hat\theta\}/B)`
-(ties count half, as in SciPy) and the jackknife acceleration, which for a mean of item
-values is
+(ties, within a relative ``1e-12``, count half, as in SciPy) and the jackknife
+acceleration, which for a mean of item values is
 
 .. math::
 
@@ -50,7 +50,7 @@ from scipy.special import ndtr, ndtri
 
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores
+from trialscore.estimators import state_scores, states_mean
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
 
@@ -153,7 +153,10 @@ def _bca_probabilities(
         return None
     acceleration = float(freq @ (centred**3)) / (6.0 * spread**1.5)
     resamples = draws.size
-    below = np.count_nonzero(draws < estimate) + 0.5 * np.count_nonzero(draws == estimate)
+    # Ties with the estimate (common for discrete statistics) count half; "equal" is within a
+    # relative 1e-12, since the estimate is rounded once and each replicate is a float sum.
+    tied = np.isclose(draws, estimate, rtol=1e-12, atol=0.0)
+    below = np.count_nonzero((draws < estimate) & ~tied) + 0.5 * np.count_nonzero(tied)
     share = min(max(below / resamples, 0.5 / resamples), 1.0 - 0.5 / resamples)
     z0 = float(ndtri(share))
     tails = []
@@ -166,14 +169,20 @@ def _bca_probabilities(
 
 
 def _interval_from_histogram(
-    values: FloatArray, freq: NDArray[np.int64], level: float, method: str, resamples: int, seed: int
+    values: FloatArray,
+    freq: NDArray[np.int64],
+    level: float,
+    method: str,
+    resamples: int,
+    seed: int,
+    mean: float | None = None,
 ) -> Interval:
     level = check_probability(level, "level")
     name = check_choice(method, "method", _METHODS)
     resamples = check_count(resamples, "resamples", MIN_RESAMPLES)
     seed = check_count(seed, "seed", 0)
     items = int(freq.sum())
-    estimate = float(freq @ values) / items
+    estimate = float(freq @ values) / items if mean is None else mean
     draws = resample_histogram(values, freq, resamples, seed)
     alpha = 1.0 - level
     tails: tuple[float, float] | None = (alpha / 2.0, 1.0 - alpha / 2.0)
@@ -212,8 +221,11 @@ def bootstrap_interval(
     >>> interval == bootstrap_interval(R, "pass@k", k=2, seed=7)
     True
     """
-    values, freq = _checked_histogram(R, metric, k, tau)
-    interval = _interval_from_histogram(values, freq, level, method, resamples, seed)
+    bank = as_bank(R)
+    n, c, freq = bank.states()
+    values = state_scores(n, c, metric, k, tau)
+    mean = states_mean(n, c, freq, values, metric, k, tau)
+    interval = _interval_from_histogram(values, freq, level, method, resamples, seed, mean)
     if interval.width > 0.0:
         return interval
     fallback = item_interval(R, metric, k, tau, level)

@@ -45,7 +45,7 @@ from scipy.special import betaincinv, ndtri, stdtrit
 
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
-from trialscore.estimators import _weights, bayes, state_scores
+from trialscore.estimators import _weights, bayes, state_scores, states_mean
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.variance import clustered_standard_error
 
@@ -401,10 +401,10 @@ def _wilson_real(p: float, n: float, z: float) -> tuple[float, float]:
 
 
 def _histogram_interval(
-    values: FloatArray, counts: FloatArray, level: float, max_n: float, method: str
+    values: FloatArray, counts: FloatArray, level: float, max_n: float, method: str, mean: float | None = None
 ) -> Interval:
     units = int(counts.sum())
-    estimate = min(max(float(counts @ values) / units, 0.0), 1.0)
+    estimate = min(max(float(counts @ values) / units if mean is None else mean, 0.0), 1.0)
     binary = bool(np.all((values == 0.0) | (values == 1.0)))
     # 0/1 values: their variance is exactly theta(1 - theta); otherwise the unbiased sample variance.
     squares = float(counts @ (values - estimate) ** 2)
@@ -542,6 +542,7 @@ def item_interval(
     n, c, freq = bank.states() if states is None else (np.asarray(part) for part in states)
     values = state_scores(n, c, metric, k, tau)
     ceiling = bank.items**2 / (k_used * float(freq @ (1.0 / n)))
+    mean = states_mean(n, c, freq, values, metric, k, tau)
     return _histogram_interval(
-        values, freq.astype(np.float64), level, max(ceiling, bank.items), EFFECTIVE_WILSON
+        values, freq.astype(np.float64), level, max(ceiling, bank.items), EFFECTIVE_WILSON, mean
     )
