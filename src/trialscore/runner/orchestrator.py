@@ -44,7 +44,7 @@ from trialscore.runner.grading import trial_outcome
 from trialscore.runner.progress import RunCounters, RunProgress
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
-from trialscore.runner.store import RunInfo, TrialRow, TrialStore
+from trialscore.runner.store import RunInfo, StoreError, TrialRow, TrialStore
 from trialscore.runner.strategies import CaseResult, aggregate
 from trialscore.runner.suite import CaseSettings, CaseSpec, LlmJudgeGraderSpec, Suite
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
@@ -117,9 +117,7 @@ class RunReport:
     @property
     def resume_command(self) -> str:
         """The command that finishes this run."""
-        suite = str(self.suite.path) if self.suite.path is not None else "SUITE.yaml"
-        store = "" if self.store == DEFAULT_STORE else f" --store {self.store}"
-        return f"trialscore run {suite} --resume {self.run_id}{store}"
+        return _resume_command(self.suite, self.run_id, self.store)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (without the per-trial records)."""
@@ -138,6 +136,12 @@ class RunReport:
             "settings": self.settings,
             "elapsed_s": self.elapsed_s,
         }
+
+
+def _resume_command(suite: Suite, run_id: str, store: Path) -> str:
+    path = str(suite.path) if suite.path is not None else "SUITE.yaml"
+    where = "" if store == DEFAULT_STORE else f" --store {store}"
+    return f"trialscore run {path} --resume {run_id}{where}"
 
 
 @dataclass(frozen=True)
@@ -166,13 +170,18 @@ class _Writer:
         self._waiters: list[asyncio.Future[None]] = []
         self._wake = asyncio.Event()
         self._closing = False
+        self.failed: StoreError | None = None
         self._task = asyncio.create_task(self._run())
 
     async def commit(self, row: TrialRow) -> None:
         """Hand over one finished trial and wait until it is committed.
 
-        If the waiting task is cancelled, the row is still committed.
+        If the waiting task is cancelled, the row is still committed.  Once a
+        commit has failed (the store cannot be written) every later call raises
+        that :class:`StoreError` at once: the run must stop, not wait.
         """
+        if self.failed is not None:
+            raise self.failed
         waiter = asyncio.get_running_loop().create_future()
         self._rows.append(row)
         self._waiters.append(waiter)
@@ -191,11 +200,20 @@ class _Writer:
             self._rows, self._waiters = [], []
             try:
                 self._store.insert(rows)
-            except EvaluationError as exc:
-                for waiter in waiters:
+            except Exception as exc:  # any failure must reach the waiting workers, or they wait forever
+                failed = (
+                    exc
+                    if isinstance(exc, StoreError)
+                    else StoreError(
+                        f"store {str(self._store.path)!r}: cannot commit trials: {type(exc).__name__}: {exc}"
+                    )
+                )
+                self.failed = failed
+                for waiter in [*waiters, *self._waiters]:
                     if not waiter.done():
-                        waiter.set_exception(exc)
-                continue
+                        waiter.set_exception(failed)
+                self._rows, self._waiters = [], []
+                return
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_result(None)
@@ -388,9 +406,11 @@ class _Execution:
             for signum in handled:
                 loop.remove_signal_handler(signum)
             await writer.close()
-        for task in self._workers:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        # Every failed worker's exception is retrieved (several fail alike when the store does).
+        errors = [task.exception() for task in self._workers if not task.cancelled()]
+        for error in errors:
+            if error is not None:
+                raise error
         return not self.stopping
 
 
@@ -454,7 +474,10 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
     ------
     EvaluationError
         For a bad option (an unknown target, a resume that does not match), a
-        missing API key, an unloadable callable, or a store that cannot be written.
+        missing API key or an unloadable callable.
+    StoreError
+        (an EvaluationError) When the store cannot be opened, read or written: the
+        run stops at once, its committed trials stay, and the message says how to resume.
     """
     if options.trials is not None and options.trials < 1:
         raise EvaluationError(f"trials must be >= 1; got {options.trials}")
@@ -467,10 +490,25 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
         run_id, info, resumed = _session_settings(suite, options, store)
         stored = store.records(run_id) if resumed else []
         concurrency = options.concurrency or int(info.settings["concurrency"])
-        report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+        try:
+            report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+        except StoreError as exc:
+            raise _stopped(exc, suite, run_id, options.store, store) from exc
     finally:
         store.close()
     return replace(report, elapsed_s=time.perf_counter() - started)
+
+
+def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: TrialStore) -> StoreError:
+    """The one-line message of a run its store stopped: the cause, what is kept, how to resume."""
+    try:
+        kept = f"the {store.count(run_id)} trial(s) committed before are kept"
+    except StoreError:
+        kept = "the trials committed before are kept"
+    return StoreError(
+        f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
+        f"{_resume_command(suite, run_id, path)}"
+    )
 
 
 async def _session(
