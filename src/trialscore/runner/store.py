@@ -178,7 +178,6 @@ class TrialStore:
             When the batch cannot be committed (a trial already stored, a full
             disk, ...): the whole batch is rolled back, earlier commits stay.
         """
-        rows = list(rows)
         try:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
@@ -189,7 +188,7 @@ class TrialStore:
             if self._db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("ROLLBACK")
-            raise StoreError(f"store {str(self.path)!r}: cannot commit {len(rows)} trial(s): {exc}") from exc
+            raise StoreError(f"store {str(self.path)!r}: cannot commit trials: {exc}") from exc
 
     def count(self, run_id: str) -> int:
         """How many trials of ``run_id`` are stored."""
