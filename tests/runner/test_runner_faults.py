@@ -7,6 +7,8 @@ server on 127.0.0.1, real process trees) and bounds its own time, so a regressio
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -171,3 +173,110 @@ def test_a_rollback_after_a_failed_commit_does_not_hide_the_cause(tmp_path: Path
     store.insert([TrialStore.row("r", record)])  # the store is still usable
     assert store.count("r") == 1
     store.close()
+
+
+# ---------------------------------------------------------------- 13: the API key never leaks
+
+KEY = "sk-test-0123456789abcdefSECRET"
+
+
+def reply(handler, status: int, body: bytes, content_type: str = "application/json", **headers: str) -> None:
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    for name, value in headers.items():
+        handler.send_header(name.replace("_", "-"), value)
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
+def completion(content: str) -> bytes:
+    return json.dumps(
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}], "usage": {}}
+    ).encode()
+
+
+def echo_headers(handler, body: dict) -> None:
+    """Answer by the prompt, echoing the request's headers as a careless server does."""
+    prompt = body["messages"][-1]["content"]
+    headers = sorted(handler.headers.items(), key=lambda item: item[0].lower() != "authorization")
+    echoed = "\n".join(f"{name}: {value}" for name, value in headers)  # Authorization first: within 200 chars
+    as_json = json.dumps({"error": {"message": "bad", "request_headers": dict(headers)}})
+    if prompt == "400":
+        reply(handler, 400, as_json.encode())
+    elif prompt == "500":
+        reply(handler, 500, f"upstream failed; request was:\n{echoed}".encode(), "text/plain")
+    elif prompt == "text200":
+        reply(handler, 200, f"<html>proxy login; you sent {echoed}</html>".encode(), "text/html")
+    elif prompt == "shape200":
+        reply(handler, 200, json.dumps({"echo": dict(headers)}).encode())
+    else:
+        reply(handler, 200, completion("fine"))
+
+
+def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path: Path, raw_server) -> None:
+    raw_server.respond = echo_headers
+    document = {
+        "name": "leaky",
+        "targets": [
+            {
+                "name": "gpt",
+                "type": "openai",
+                "base_url": raw_server.url,
+                "model": "m",
+                "api_key_env": "LEAK_KEY",
+            }
+        ],
+        "cases": [
+            {"id": f"c-{prompt}", "input": prompt, "graders": [{"type": "contains", "value": "fine"}]}
+            for prompt in ("400", "500", "text200", "shape200", "ok")
+        ],
+        "execution": {"trials": {"count": 2}, "retries": 1, "backoff_s": 0.01, "timeout_s": 20},
+    }
+    suite = write_suite(tmp_path, document)
+    out, store = tmp_path / "out", tmp_path / "store.sqlite"
+    process = subprocess.run(
+        runner_command("run", str(suite), "--store", str(store), "--out", str(out), "--no-progress"),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        env={**os.environ, "LEAK_KEY": KEY},
+    )
+    assert process.returncode == 0, process.stderr
+    assert all(request["authorization"] == f"Bearer {KEY}" for request in raw_server.requests)
+    records = {
+        (r["case_id"], r["trial"]): r
+        for r in map(json.loads, (out / "trials.jsonl").read_text().splitlines())
+    }
+    assert len(records) == 10
+    for prompt, expected in [
+        ("400", "HTTP 400"),
+        ("500", "HTTP 500"),
+        ("text200", "not a chat completion"),
+        ("shape200", "not a chat completion"),
+    ]:
+        error = records[(f"c-{prompt}", 0)]["error"]
+        assert expected in error and "[REDACTED]" in error, error
+    assert records[("c-ok", 1)]["verdict"] == "pass"
+    texts = {"stdout": process.stdout, "stderr": process.stderr}
+    texts.update({path.name: path.read_bytes().decode("utf-8", "replace") for path in out.iterdir()})
+    texts.update({path.name: path.read_bytes().decode("latin-1") for path in tmp_path.glob("store.sqlite*")})
+    for name, text in texts.items():
+        assert KEY not in text and KEY[:12] not in text, f"the key leaked into {name}"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Authorization: Bearer abcdefgh12345", "Authorization: Bearer [REDACTED]"),
+        ('{"authorization": "Basic dXNlcjpwYXNz"}', '{"authorization": "Basic [REDACTED]"}'),
+        ("{'api-key': 'zzz111'}", "{'api-key': '[REDACTED]'}"),
+        ("x-api-key=abc&y=1", "x-api-key=[REDACTED]&y=1"),
+        ("proxy said bearer tok_abcdefghij", "proxy said bearer [REDACTED]"),
+        ("no secrets here: 2 + 2 = 4", "no secrets here: 2 + 2 = 4"),
+    ],
+)
+def test_redact_hides_credential_header_values(text: str, kept: str) -> None:
+    from trialscore.runner.redact import redact
+
+    assert redact(text) == kept

@@ -42,6 +42,7 @@ from trialscore.runner.budget import Budget
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.progress import RunCounters, RunProgress
+from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.store import RunInfo, StoreError, TrialRow, TrialStore
@@ -273,6 +274,16 @@ class _Execution:
             if trial < case.settings.trials and (name, case.spec.id, trial) not in done
         ]
         self._next = 0
+        self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
+
+    def _redacted(self, record: TrialRecord) -> TrialRecord:
+        """The record without any secret the run knows, in its error or output text."""
+        update: dict[str, Any] = {}
+        if record.error is not None:
+            update["error"] = redact(record.error, self.secrets)
+        if record.output is not None and any(secret in record.output for secret in self.secrets):
+            update["output"] = redact(record.output, self.secrets, headers=False)
+        return record.model_copy(update=update) if update else record
 
     def _charge(self, record: TrialRecord) -> None:
         self.run_budget.charge(record.cost_usd)
@@ -368,7 +379,7 @@ class _Execution:
 
     async def _worker(self, writer: _Writer) -> None:
         while (job := self._take()) is not None:
-            record = await self._trial(*job)
+            record = self._redacted(await self._trial(*job))
             self._charge(record)
             await writer.commit(TrialStore.row(self.run_id, record))
             self.records.append(record)

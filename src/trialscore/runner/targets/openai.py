@@ -4,7 +4,9 @@ One ``POST {base_url}/chat/completions`` per call, with the case text as the use
 message (after ``system``, if given), the suite's ``model``, ``temperature`` and
 ``max_tokens``, and the trial's ``seed``.  The API key is read once from the
 environment variable ``api_key_env`` names, sent as a bearer token, and never
-written anywhere.  HTTP 429 and 5xx and transport failures (connection refused or
+written anywhere: every message and output text is passed through
+:func:`~trialscore.runner.redact.redact` first (a server that echoes the request
+headers in an error body does not leak it).  HTTP 429 and 5xx and transport failures (connection refused or
 reset, read timeouts) are transient; any other 4xx errors the trial.
 
 Cost: ``usage.prompt_tokens * input_per_mtok / 1e6 + usage.completion_tokens *
@@ -21,6 +23,7 @@ import httpx
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TokenUsage
+from trialscore.runner.redact import redact
 from trialscore.runner.suite import OpenAITargetSpec, PriceTable
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
 
@@ -55,6 +58,7 @@ class OpenAITarget:
         self._spec = spec
         self._where = f"target {spec.name!r}"
         headers = {}
+        self.secrets: tuple[str, ...] = ()
         if spec.api_key_env is not None:
             key = os.environ.get(spec.api_key_env, "")
             if not key:
@@ -63,6 +67,7 @@ class OpenAITarget:
                     "environment"
                 )
             headers["Authorization"] = f"Bearer {key}"
+            self.secrets = (key,)
         self._client = httpx.AsyncClient(
             base_url=spec.base_url,
             headers=headers,
@@ -81,29 +86,38 @@ class OpenAITarget:
             body["max_tokens"] = spec.max_tokens
         return body
 
+    def _text(self, text: str, limit: int = 200) -> str:
+        """A body or message fit to store: secrets redacted (before the cut), then cut to ``limit``."""
+        return redact(text, self.secrets)[:limit]
+
     async def __call__(self, request: TrialRequest) -> TargetReply:
         """One chat completion for one trial."""
         try:
             response = await self._client.post("chat/completions", json=self._body(request))
         except httpx.TransportError as exc:
-            raise TransientTargetError(f"{self._where}: {type(exc).__name__}: {exc}") from exc
+            raise TransientTargetError(
+                f"{self._where}: {type(exc).__name__}: {self._text(str(exc), 1000)}"
+            ) from exc
         status = response.status_code
         if status == 429 or status >= 500:
             raise TransientTargetError(
-                f"{self._where}: HTTP {status}: {response.text[:200]}", retry_after=_retry_after(response)
+                f"{self._where}: HTTP {status}: {self._text(response.text)}",
+                retry_after=_retry_after(response),
             )
         if status >= 400:
-            raise TargetError(f"{self._where}: HTTP {status}: {response.text[:200]}")
+            raise TargetError(f"{self._where}: HTTP {status}: {self._text(response.text)}")
         try:
             data = response.json()
             output = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise TargetError(f"{self._where}: not a chat completion: {response.text[:200]!r}") from exc
+            raise TargetError(f"{self._where}: not a chat completion: {self._text(response.text)!r}") from exc
         usage = data.get("usage") or {}
         tokens = None
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             tokens = TokenUsage(input=int(usage["prompt_tokens"]), output=int(usage["completion_tokens"]))
-        return TargetReply(output or "", cost_of(tokens, self._spec.prices), tokens)
+        text = output if isinstance(output, str) else "" if output is None else str(output)
+        text = redact(text, self.secrets, headers=False)
+        return TargetReply(text, cost_of(tokens, self._spec.prices), tokens)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
