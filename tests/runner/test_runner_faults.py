@@ -6,14 +6,17 @@ server on 127.0.0.1, real process trees) and bounds its own time, so a regressio
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -280,3 +283,101 @@ def test_redact_hides_credential_header_values(text: str, kept: str) -> None:
     from trialscore.runner.redact import redact
 
     assert redact(text) == kept
+
+
+# ---------------------------------------------------------------- 14: programs that start children
+
+
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pids: list[int], seconds: float = 10) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+# The shell starts a grandchild that holds stdout: while it waits for it, or after it has exited.
+FORKING = {
+    "waits": "sleep 60 & echo $! >> {pids}; wait",
+    "exits": "sleep 60 & echo $! >> {pids}; echo started",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(FORKING))
+def test_a_target_timeout_kills_the_whole_process_group(tmp_path: Path, shape: str) -> None:
+    from trialscore.runner.retry import RetryPolicy, call_with_retries
+    from trialscore.runner.suite import CaseSpec, CommandTargetSpec
+    from trialscore.runner.targets import CommandTarget, TargetError, TrialRequest
+
+    pids = tmp_path / "pids"
+    spec = CommandTargetSpec(type="command", name="sh", argv=("sh", "-c", FORKING[shape].format(pids=pids)))
+    target = CommandTarget(spec, tmp_path)
+    case = CaseSpec(id="c", input="x")
+    started = time.monotonic()
+    with pytest.raises(TargetError, match="no reply within timeout_s=1"):
+        asyncio.run(call_with_retries(target, TrialRequest(case, 0, 1, "x"), RetryPolicy(1.0, 0, 0.01)))
+    assert time.monotonic() - started < 5
+    grandchildren = [int(line) for line in pids.read_text().split()]
+    assert grandchildren and not wait_gone(grandchildren)
+
+
+def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
+    from trialscore.runner.graders import GraderError
+    from trialscore.runner.graders.external import CommandGrader
+    from trialscore.runner.suite import CaseSpec, CommandGraderSpec
+    from trialscore.runner.targets import TrialRequest
+
+    pids = tmp_path / "pids"
+    spec = CommandGraderSpec(
+        type="command", argv=("sh", "-c", FORKING["waits"].format(pids=pids)), timeout_s=1
+    )
+    case = CaseSpec(id="c", input="x")
+    started = time.monotonic()
+    with pytest.raises(GraderError, match="timeout_s"):
+        asyncio.run(CommandGrader(spec, tmp_path)("out", TrialRequest(case, 0, 1, "x")))
+    assert time.monotonic() - started < 5
+    assert not wait_gone([int(line) for line in pids.read_text().split()])
+
+
+def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    document = {
+        "name": "forks",
+        "targets": [
+            {"name": "sh", "type": "command", "argv": ["sh", "-c", FORKING["waits"].format(pids=pids)]}
+        ],
+        "cases": [
+            {"id": f"c{i}", "input": "x", "graders": [{"type": "exact", "value": "x"}]} for i in range(4)
+        ],
+        "execution": {"trials": {"count": 2}, "concurrency": 4, "timeout_s": 120},
+    }
+    suite = write_suite(tmp_path, document)
+    process = subprocess.Popen(
+        runner_command("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not pids.exists() or len(pids.read_text().split()) < 4:
+            assert time.monotonic() < deadline and process.poll() is None, "the programs did not start"
+            time.sleep(0.05)
+        stopped = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 130, err
+    assert time.monotonic() - stopped < 10
+    assert "Traceback" not in err and "Resume with:" in err
+    assert not wait_gone([int(line) for line in pids.read_text().split()])
