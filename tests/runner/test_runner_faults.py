@@ -381,3 +381,45 @@ def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> 
     assert time.monotonic() - stopped < 10
     assert "Traceback" not in err and "Resume with:" in err
     assert not wait_gone([int(line) for line in pids.read_text().split()])
+
+
+# ---------------------------------------------------------------- 15: a hung sync python target
+
+HANGING_AGENT = """
+import time
+def answer(case, seed):
+    if case.id == "hang":
+        time.sleep(600)
+    return "yes"
+"""
+
+
+def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exits(tmp_path: Path) -> None:
+    document = {
+        "name": "hangs",
+        "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer"}],
+        "cases": [
+            {"id": case, "input": "q", "expected": "yes", "graders": [{"type": "exact"}]}
+            for case in ["hang", *(f"ok-{i}" for i in range(8))]
+        ],
+        "execution": {"trials": {"count": 3}, "concurrency": 2, "timeout_s": 1, "retries": 0},
+    }
+    suite = write_suite(tmp_path, document, HANGING_AGENT)
+    out = tmp_path / "out"
+    started = time.monotonic()
+    code, _, err = run_cli(
+        "run",
+        str(suite),
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--out",
+        str(out),
+        "--no-progress",
+        timeout=90,
+    )
+    assert code == 0, err
+    assert time.monotonic() - started < 45  # 3 hung calls of 1 s each, not 600 s of lingering threads
+    records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    verdicts = {(r["case_id"], r["trial"]): r["verdict"] for r in records}
+    assert all(verdicts[("hang", t)] == "error" for t in range(3))
+    assert [v for (case, _), v in verdicts.items() if case != "hang"] == ["pass"] * 24

@@ -28,7 +28,6 @@ import secrets
 import signal
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -535,11 +534,10 @@ async def _session(
     judges = {
         g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
     }
-    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="trialscore-target")
     targets: dict[str, Target] = {}
     try:
         for name in dict.fromkeys([*evaluated, *sorted(judges)]):
-            targets[name] = build_target(suite.target(name), suite.directory, concurrency, executor)
+            targets[name] = build_target(suite.target(name), suite.directory, concurrency)
         execution = _Execution(
             suite,
             info.run_id,
@@ -556,7 +554,6 @@ async def _session(
     finally:
         for target in targets.values():
             await target.aclose()
-        executor.shutdown(wait=False, cancel_futures=True)
     report = RunReport(
         run_id=info.run_id,
         suite=suite,
