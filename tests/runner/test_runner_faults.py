@@ -423,3 +423,78 @@ def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exit
     verdicts = {(r["case_id"], r["trial"]): r["verdict"] for r in records}
     assert all(verdicts[("hang", t)] == "error" for t in range(3))
     assert [v for (case, _), v in verdicts.items() if case != "hang"] == ["pass"] * 24
+
+
+# ---------------------------------------------------------------- 16: unbounded reads
+
+
+def endless(status: int, sent: list[int]) -> Callable:
+    """A reply with ``status`` whose chunked body never ends; ``sent`` counts the bytes written."""
+
+    def respond(handler, body: dict) -> None:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.end_headers()
+        chunk = b'{"choices": [' + b" " * 65_000
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            handler.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+            sent[0] += len(chunk)
+
+    return respond
+
+
+@pytest.mark.parametrize(("status", "error"), [(200, "over 8 MiB; stopped reading"), (500, "HTTP 500")])
+def test_an_endless_response_body_is_capped(raw_server, status: int, error: str) -> None:
+    from trialscore.runner.retry import RetryPolicy, call_with_retries
+    from trialscore.runner.suite import CaseSpec, OpenAITargetSpec
+    from trialscore.runner.targets import OpenAITarget, TargetError, TrialRequest
+
+    sent = [0]
+    raw_server.respond = endless(status, sent)
+    spec = OpenAITargetSpec(type="openai", name="gpt", base_url=raw_server.url, model="m")
+    request = TrialRequest(CaseSpec(id="c", input="x"), 0, 1, "x")
+
+    async def call() -> None:
+        target = OpenAITarget(spec, 1)
+        try:
+            await call_with_retries(target, request, RetryPolicy(60.0, 0, 0.01))
+        finally:
+            await target.aclose()
+
+    started = time.monotonic()
+    with pytest.raises(TargetError, match=error):
+        asyncio.run(call())
+    assert time.monotonic() - started < 30
+    assert sent[0] < 64 * 2**20  # the client stopped reading near the cap
+
+
+def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_path: Path) -> None:
+    from trialscore.errors import EvaluationError
+    from trialscore.results.readers import read_counts
+    from trialscore.results.records import TrialRecord
+
+    huge = 'é"\n' * 10_000_000  # 30 M characters, about 70 MB once escaped as JSON
+    records = [
+        TrialRecord(
+            case_id=case,
+            trial=t,
+            target="a",
+            passed=True,
+            verdict="pass",
+            score=1.0,
+            output=huge if (case, t) == ("b", 1) else "y",
+        )
+        for case in "abc"
+        for t in range(3)
+    ]
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(record.to_json_line() + "\n" for record in records), encoding="utf-8")
+    counts = read_counts([path], by=["target"])
+    assert counts.stats.rows_read == 9
+
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write('{"case_id": "d", "trial": 0, "passed": tru\n')
+    with pytest.raises(EvaluationError, match=rf"{path} line 10: not valid JSON"):
+        read_counts([path], by=["target"])

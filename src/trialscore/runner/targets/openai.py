@@ -16,6 +16,7 @@ usage in the reply) the cost is unknown (None).
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -27,7 +28,12 @@ from trialscore.runner.redact import redact
 from trialscore.runner.suite import OpenAITargetSpec, PriceTable
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
 
-__all__ = ["OpenAITarget", "cost_of"]
+__all__ = ["MAX_BODY_BYTES", "OpenAITarget", "cost_of"]
+
+#: The most of a reply body that is read (an endless body errors the trial instead of growing memory).
+MAX_BODY_BYTES = 8 * 2**20
+#: The most of an error body that is read: its message keeps 200 characters of it.
+MAX_ERROR_BODY_BYTES = 64 * 2**10
 
 
 def cost_of(tokens: TokenUsage | None, prices: PriceTable | None) -> float | None:
@@ -90,27 +96,49 @@ class OpenAITarget:
         """A body or message fit to store: secrets redacted (before the cut), then cut to ``limit``."""
         return redact(text, self.secrets)[:limit]
 
-    async def __call__(self, request: TrialRequest) -> TargetReply:
-        """One chat completion for one trial."""
+    async def _post(self, request: TrialRequest) -> tuple[httpx.Response, bytes]:
+        """POST the request; the status, headers and at most :data:`MAX_BODY_BYTES` of the body.
+
+        The body is streamed and reading stops at the cap: an endless or huge body
+        cannot grow memory.  A success whose body passes the cap errors the trial;
+        an error body is only cut (its first bytes are all the message keeps).
+        """
         try:
-            response = await self._client.post("chat/completions", json=self._body(request))
+            async with self._client.stream("POST", "chat/completions", json=self._body(request)) as response:
+                limit = MAX_BODY_BYTES if response.status_code < 400 else MAX_ERROR_BODY_BYTES
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        if response.status_code < 400:
+                            raise TargetError(
+                                f"{self._where}: HTTP {response.status_code}: the response body is over "
+                                f"{MAX_BODY_BYTES // 2**20} MiB; stopped reading it"
+                            )
+                        break
+                return response, b"".join(chunks)[:limit]
         except httpx.TransportError as exc:
             raise TransientTargetError(
                 f"{self._where}: {type(exc).__name__}: {self._text(str(exc), 1000)}"
             ) from exc
+
+    async def __call__(self, request: TrialRequest) -> TargetReply:
+        """One chat completion for one trial."""
+        response, body = await self._post(request)
+        text = body.decode(response.encoding or "utf-8", errors="replace")
         status = response.status_code
         if status == 429 or status >= 500:
             raise TransientTargetError(
-                f"{self._where}: HTTP {status}: {self._text(response.text)}",
-                retry_after=_retry_after(response),
+                f"{self._where}: HTTP {status}: {self._text(text)}", retry_after=_retry_after(response)
             )
         if status >= 400:
-            raise TargetError(f"{self._where}: HTTP {status}: {self._text(response.text)}")
+            raise TargetError(f"{self._where}: HTTP {status}: {self._text(text)}")
         try:
-            data = response.json()
+            data = json.loads(body)
             output = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise TargetError(f"{self._where}: not a chat completion: {self._text(response.text)!r}") from exc
+            raise TargetError(f"{self._where}: not a chat completion: {self._text(text)!r}") from exc
         usage = data.get("usage") or {}
         tokens = None
         if "prompt_tokens" in usage and "completion_tokens" in usage:
