@@ -498,3 +498,22 @@ def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_pa
         handle.write('{"case_id": "d", "trial": 0, "passed": tru\n')
     with pytest.raises(EvaluationError, match=rf"{path} line 10: not valid JSON"):
         read_counts([path], by=["target"])
+
+
+# ---------------------------------------------------------------- 18: edges
+
+
+def test_a_negative_seed_is_a_validation_error(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\ntargets: [{name: t, type: command, argv: [cat]}]\n"
+        "cases: [{id: c, input: x, expected: x, graders: [{type: exact}]}]\n"
+        "execution:\n  seed: -3\n"
+    )
+    store = tmp_path / "s.sqlite"
+    for args in (("validate", str(suite)), ("run", str(suite), "--store", str(store))):
+        code, _, err = run_cli(*args)
+        assert code == 2, err
+        assert f"{suite}:5: execution.seed: Input should be greater than or equal to 0; got -3" in err
+        assert "Traceback" not in err
+    assert not store.exists()

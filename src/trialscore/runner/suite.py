@@ -278,7 +278,7 @@ class ExecutionSpec(_Spec):
     timeout_s: _Positive = 60.0
     retries: Annotated[StrictInt, Field(ge=0)] = 2
     backoff_s: _NonNegative = 0.5
-    seed: StrictInt = 0
+    seed: Annotated[StrictInt, Field(ge=0)] = 0  # numpy's generators (the summary's bootstrap) need >= 0
     threshold: _Probability | None = None
     borderline: _Probability | None = None
     skill_threshold: _Probability | None = None
