@@ -20,6 +20,7 @@ import time
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -517,3 +518,39 @@ def test_a_negative_seed_is_a_validation_error(tmp_path: Path) -> None:
         assert f"{suite}:5: execution.seed: Input should be greater than or equal to 0; got -3" in err
         assert "Traceback" not in err
     assert not store.exists()
+
+
+def test_a_retry_after_http_date_is_honoured(raw_server) -> None:
+    from email.utils import format_datetime
+
+    from trialscore.runner.retry import RetryPolicy, call_with_retries
+    from trialscore.runner.suite import CaseSpec, OpenAITargetSpec
+    from trialscore.runner.targets import OpenAITarget, TrialRequest
+
+    calls: list[float] = []
+
+    def respond(handler, body: dict) -> None:
+        calls.append(time.monotonic())
+        if len(calls) == 1:
+            when = datetime.now(timezone.utc) + timedelta(seconds=4)
+            error = b'{"error": {"message": "slow down"}}'
+            reply(handler, 429, error, Retry_After=format_datetime(when, usegmt=True))
+        else:
+            reply(handler, 200, completion("done"))
+
+    raw_server.respond = respond
+    spec = OpenAITargetSpec(type="openai", name="gpt", base_url=raw_server.url, model="m")
+
+    async def call() -> str:
+        target = OpenAITarget(spec, 1)
+        try:
+            policy = RetryPolicy(30.0, 1, 0.01)
+            return (
+                await call_with_retries(target, TrialRequest(CaseSpec(id="c", input="x"), 0, 1, "x"), policy)
+            ).output
+        finally:
+            await target.aclose()
+
+    assert asyncio.run(call()) == "done"
+    waited = calls[1] - calls[0]
+    assert 2.0 <= waited < 20, waited  # the date is 3-4 s ahead (whole seconds); the backoff alone is 0.01 s

@@ -17,7 +17,10 @@ usage in the reply) the cost is unknown (None).
 from __future__ import annotations
 
 import json
+import math
 import os
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -28,7 +31,7 @@ from trialscore.runner.redact import redact
 from trialscore.runner.suite import OpenAITargetSpec, PriceTable
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
 
-__all__ = ["MAX_BODY_BYTES", "OpenAITarget", "cost_of"]
+__all__ = ["MAX_BODY_BYTES", "OpenAITarget", "cost_of", "retry_after_seconds"]
 
 #: The most of a reply body that is read (an endless body errors the trial instead of growing memory).
 MAX_BODY_BYTES = 8 * 2**20
@@ -49,11 +52,37 @@ def cost_of(tokens: TokenUsage | None, prices: PriceTable | None) -> float | Non
     return (tokens.input * prices.input_per_mtok + tokens.output * prices.output_per_mtok) / 1e6
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers["retry-after"]))
-    except (KeyError, ValueError):
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: delay-seconds or an HTTP date (RFC 9110 10.2.3).
+
+    None when there is no usable value; a date in the past is 0.
+
+    >>> retry_after_seconds("7"), retry_after_seconds("soon")
+    (7.0, None)
+    >>> now = datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc)
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:30 GMT", now)
+    30.0
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:27:00 GMT", now)  # in the past
+    0.0
+    """
+    if value is None:
         return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    return retry_after_seconds(response.headers.get("retry-after"))
 
 
 class OpenAITarget:
