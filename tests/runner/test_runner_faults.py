@@ -554,3 +554,53 @@ def test_a_retry_after_http_date_is_honoured(raw_server) -> None:
     assert asyncio.run(call()) == "done"
     waited = calls[1] - calls[0]
     assert 2.0 <= waited < 20, waited  # the date is 3-4 s ahead (whole seconds); the backoff alone is 0.01 s
+
+
+def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
+    import io
+    import resource
+
+    from rich.console import Console
+
+    from trialscore.errors import EvaluationError
+    from trialscore.runner.orchestrator import RunOptions, run_suite
+    from trialscore.runner.outputs import write_outputs
+    from trialscore.runner.suite import load_suite
+
+    document = {
+        "name": "outs",
+        "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer"}],
+        "cases": [
+            {"id": f"case-{i}", "input": "q", "graders": [{"type": "contains", "value": "yes"}]}
+            for i in range(5)
+        ],
+        "execution": {"trials": {"count": 4}, "seed": 3},
+    }
+    suite = load_suite(write_suite(tmp_path, document, BIG_AGENT))
+    console = Console(file=io.StringIO())
+    report = run_suite(suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), console)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "trials.jsonl").write_text('{"old": 1}\n')
+    # A real write failure part way: the file size limit (EFBIG), as a full disk would stop the write.
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, hard))
+    try:
+        with pytest.raises(EvaluationError, match="cannot write the run's files"):
+            write_outputs(report, out)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert (out / "trials.jsonl").read_text() == '{"old": 1}\n'  # the previous file, not a cut one
+    assert sorted(path.name for path in out.iterdir()) == ["trials.jsonl"]  # no temporary file left
+    files = write_outputs(report, out)
+    lines = files.trials.read_text().splitlines()
+    assert len(lines) == 20 and all(json.loads(line)["verdict"] == "pass" for line in lines)
+    assert files.trials.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
