@@ -604,3 +604,28 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+# ---------------------------------------------------------------- 17: bounds on hostile suites
+
+
+def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\ntargets: [{name: t, type: command, argv: [cat]}]\n"
+        "cases: [{id: c, input: x, expected: x, graders: [{type: exact}],\n"
+        "         execution: {trials: {count: 100001}}}]\n"
+        "execution:\n  trials: {count: 1000000000}\n  concurrency: 10000000\n"
+    )
+    started = time.monotonic()
+    code, _, err = run_cli("validate", str(suite), timeout=60)
+    assert code == 2 and "Traceback" not in err, err
+    assert (
+        f"{suite}:6: execution.trials.count: Input should be less than or equal to 100000; got 1000000000"
+        in err
+    )
+    assert (
+        f"{suite}:7: execution.concurrency: Input should be less than or equal to 10000; got 10000000" in err
+    )
+    assert f"{suite}:4: cases[0].execution.trials.count: Input should be less than or equal to 100000" in err
+    assert time.monotonic() - started < 30

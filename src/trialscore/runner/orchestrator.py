@@ -46,7 +46,14 @@ from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.store import RunInfo, StoreError, TrialRow, TrialStore
 from trialscore.runner.strategies import CaseResult, aggregate
-from trialscore.runner.suite import CaseSettings, CaseSpec, LlmJudgeGraderSpec, Suite
+from trialscore.runner.suite import (
+    MAX_CONCURRENCY,
+    MAX_TRIALS,
+    CaseSettings,
+    CaseSpec,
+    LlmJudgeGraderSpec,
+    Suite,
+)
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
 __all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite"]
@@ -489,10 +496,12 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
         (an EvaluationError) When the store cannot be opened, read or written: the
         run stops at once, its committed trials stay, and the message says how to resume.
     """
-    if options.trials is not None and options.trials < 1:
-        raise EvaluationError(f"trials must be >= 1; got {options.trials}")
-    if options.concurrency is not None and options.concurrency < 1:
-        raise EvaluationError(f"concurrency must be >= 1; got {options.concurrency}")
+    if options.trials is not None and not 1 <= options.trials <= MAX_TRIALS:
+        raise EvaluationError(f"trials must satisfy 1 <= trials <= {MAX_TRIALS}; got {options.trials}")
+    if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
+        raise EvaluationError(
+            f"concurrency must satisfy 1 <= concurrency <= {MAX_CONCURRENCY}; got {options.concurrency}"
+        )
     console = console or Console(stderr=True)
     started = time.perf_counter()
     store = TrialStore(options.store)
