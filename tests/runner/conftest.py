@@ -112,3 +112,52 @@ def chat_server() -> Iterator[ChatServer]:
         httpd.shutdown()
         httpd.server_close()
         thread.join(5)
+
+
+@dataclass
+class RawServer:
+    """An HTTP server on 127.0.0.1 whose every POST is answered by ``respond(handler, body)``.
+
+    ``respond`` writes the whole reply itself (status, headers, body), so a test can send what a
+    hostile or broken server sends: echoed request headers, an endless body, odd headers.
+    """
+
+    respond: Callable[[BaseHTTPRequestHandler, dict[str, Any]], None] = lambda handler, body: None
+    url: str = ""
+    requests: list[dict[str, str]] = field(default_factory=list)
+
+
+def _raw_handler(server: RawServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length))
+            server.requests.append({k.lower(): v for k, v in self.headers.items()})
+            try:
+                server.respond(self, body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading: what the cap tests expect
+
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+    return Handler
+
+
+@pytest.fixture
+def raw_server() -> Iterator[RawServer]:
+    """A running RawServer on 127.0.0.1 (a free port); set its ``respond`` in the test."""
+    state = RawServer()
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _raw_handler(state))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)

@@ -271,19 +271,40 @@ def _nonblank_line_number(path: Path, index: int) -> int:
     return -1
 
 
-def _first_bad_json_line(path: Path) -> str:
-    """Where and why the first line that is not a JSON object is bad."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+#: DuckDB's default ``maximum_object_size`` for ``read_json`` (bytes): longer lines need a bigger one.
+_DUCKDB_JSON_OBJECT_BYTES = 16 * 2**20
+#: The longest JSON Lines line read (bytes); a longer one is named as too long.
+MAX_JSON_LINE_BYTES = 2**30
+
+
+def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
+    """Where and why the first line that is not a JSON object is bad (None: every line is one),
+    with the length in bytes and the number of the longest line."""
+    longest, longest_line = 0, 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if len(raw) > longest:
+                longest, longest_line = len(raw), number
+            if not raw.strip():
                 continue
+            if len(raw) > MAX_JSON_LINE_BYTES:
+                return (
+                    f"{path} line {number}: a line of {len(raw) / 2**20:.0f} MiB is over the "
+                    f"{MAX_JSON_LINE_BYTES // 2**20} MiB limit",
+                    longest,
+                    longest_line,
+                )
             try:
-                value = json.loads(line)
+                value = json.loads(raw.decode("utf-8", errors="replace"))
             except ValueError as exc:
-                return f"{path} line {number}: not valid JSON: {exc}"
+                return f"{path} line {number}: not valid JSON: {exc}", longest, longest_line
             if not isinstance(value, dict):
-                return f"{path} line {number}: expected a JSON object; got {type(value).__name__}"
-    return f"{path}: not valid JSON Lines"
+                return (
+                    f"{path} line {number}: expected a JSON object; got {type(value).__name__}",
+                    longest,
+                    longest_line,
+                )
+    return None, longest, longest_line
 
 
 def _json_keys(path: Path, lines: int = 1000) -> list[str]:
@@ -319,7 +340,15 @@ def _read_jsonl(reader: _Reader, path: Path) -> None:
     except EvaluationError as exc:
         if not isinstance(exc.__cause__, duckdb.Error):
             raise
-        malformed = _first_bad_json_line(path)
+        malformed, longest, longest_line = _first_bad_json_line(path)
+        if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
+            # Every line is a JSON object, one is longer than DuckDB reads by default: read with room for it.
+            sized = f"columns={columns}, maximum_object_size={longest + 1024}"
+            reader.scan(label, f"read_json({source}, format='newline_delimited', {sized})", locate, types)
+            return
+        if malformed is None:
+            cause = str(exc.__cause__).strip().splitlines()[0]
+            malformed = f"{label} (longest line {longest_line}): cannot read as JSON Lines: {cause}"
         if not reader.skip_invalid:
             raise EvaluationError(f"{malformed} (--skip-invalid skips and counts bad lines)") from exc
         relation = f"read_json({source}, format='newline_delimited', columns={columns}, ignore_errors=true)"

@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
 from trialscore.terminal import stderr_console, stdout_console
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "register", "run", "validate"]
+__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_STORE_FAILED", "register", "run", "validate"]
 
 #: Exit status for bad input (a malformed suite, an unknown run id, a missing key).
 EXIT_BAD_INPUT = 2
+#: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
+EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).
 EXIT_INTERRUPTED = 130
 
@@ -64,6 +67,7 @@ def run(
     """
     from trialscore.runner.orchestrator import RunOptions, run_suite
     from trialscore.runner.outputs import write_outputs
+    from trialscore.runner.store import StoreError
     from trialscore.runner.suite import load_suite
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
@@ -89,6 +93,9 @@ def run(
             )
             raise typer.Exit(EXIT_INTERRUPTED)
         files = write_outputs(report)
+    except StoreError as exc:
+        _err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_STORE_FAILED) from exc
     except EvaluationError as exc:
         _err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

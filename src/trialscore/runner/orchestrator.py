@@ -28,7 +28,6 @@ import secrets
 import signal
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -43,11 +42,19 @@ from trialscore.runner.budget import Budget
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.progress import RunCounters, RunProgress
+from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
-from trialscore.runner.store import RunInfo, TrialRow, TrialStore
+from trialscore.runner.store import RunInfo, StoreError, TrialRow, TrialStore
 from trialscore.runner.strategies import CaseResult, aggregate
-from trialscore.runner.suite import CaseSettings, CaseSpec, LlmJudgeGraderSpec, Suite
+from trialscore.runner.suite import (
+    MAX_CONCURRENCY,
+    MAX_TRIALS,
+    CaseSettings,
+    CaseSpec,
+    LlmJudgeGraderSpec,
+    Suite,
+)
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
 __all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite"]
@@ -118,9 +125,7 @@ class RunReport:
     @property
     def resume_command(self) -> str:
         """The command that finishes this run."""
-        suite = str(self.suite.path) if self.suite.path is not None else "SUITE.yaml"
-        store = "" if self.store == DEFAULT_STORE else f" --store {self.store}"
-        return f"trialscore run {suite} --resume {self.run_id}{store}"
+        return _resume_command(self.suite, self.run_id, self.store)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (without the per-trial records)."""
@@ -139,6 +144,12 @@ class RunReport:
             "settings": self.settings,
             "elapsed_s": self.elapsed_s,
         }
+
+
+def _resume_command(suite: Suite, run_id: str, store: Path) -> str:
+    path = str(suite.path) if suite.path is not None else "SUITE.yaml"
+    where = "" if store == DEFAULT_STORE else f" --store {store}"
+    return f"trialscore run {path} --resume {run_id}{where}"
 
 
 @dataclass(frozen=True)
@@ -167,13 +178,18 @@ class _Writer:
         self._waiters: list[asyncio.Future[None]] = []
         self._wake = asyncio.Event()
         self._closing = False
+        self.failed: StoreError | None = None
         self._task = asyncio.create_task(self._run())
 
     async def commit(self, row: TrialRow) -> None:
         """Hand over one finished trial and wait until it is committed.
 
-        If the waiting task is cancelled, the row is still committed.
+        If the waiting task is cancelled, the row is still committed.  Once a
+        commit has failed (the store cannot be written) every later call raises
+        that :class:`StoreError` at once: the run must stop, not wait.
         """
+        if self.failed is not None:
+            raise self.failed
         waiter = asyncio.get_running_loop().create_future()
         self._rows.append(row)
         self._waiters.append(waiter)
@@ -192,11 +208,20 @@ class _Writer:
             self._rows, self._waiters = [], []
             try:
                 self._store.insert(rows)
-            except EvaluationError as exc:
-                for waiter in waiters:
+            except Exception as exc:  # any failure must reach the waiting workers, or they wait forever
+                failed = (
+                    exc
+                    if isinstance(exc, StoreError)
+                    else StoreError(
+                        f"store {str(self._store.path)!r}: cannot commit trials: {type(exc).__name__}: {exc}"
+                    )
+                )
+                self.failed = failed
+                for waiter in [*waiters, *self._waiters]:
                     if not waiter.done():
-                        waiter.set_exception(exc)
-                continue
+                        waiter.set_exception(failed)
+                self._rows, self._waiters = [], []
+                return
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_result(None)
@@ -256,6 +281,16 @@ class _Execution:
             if trial < case.settings.trials and (name, case.spec.id, trial) not in done
         ]
         self._next = 0
+        self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
+
+    def _redacted(self, record: TrialRecord) -> TrialRecord:
+        """The record without any secret the run knows, in its error or output text."""
+        update: dict[str, Any] = {}
+        if record.error is not None:
+            update["error"] = redact(record.error, self.secrets)
+        if record.output is not None and any(secret in record.output for secret in self.secrets):
+            update["output"] = redact(record.output, self.secrets, headers=False)
+        return record.model_copy(update=update) if update else record
 
     def _charge(self, record: TrialRecord) -> None:
         self.run_budget.charge(record.cost_usd)
@@ -351,7 +386,7 @@ class _Execution:
 
     async def _worker(self, writer: _Writer) -> None:
         while (job := self._take()) is not None:
-            record = await self._trial(*job)
+            record = self._redacted(await self._trial(*job))
             self._charge(record)
             await writer.commit(TrialStore.row(self.run_id, record))
             self.records.append(record)
@@ -389,9 +424,11 @@ class _Execution:
             for signum in handled:
                 loop.remove_signal_handler(signum)
             await writer.close()
-        for task in self._workers:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
+        # Every failed worker's exception is retrieved (several fail alike when the store does).
+        errors = [task.exception() for task in self._workers if not task.cancelled()]
+        for error in errors:
+            if error is not None:
+                raise error
         return not self.stopping
 
 
@@ -455,12 +492,17 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
     ------
     EvaluationError
         For a bad option (an unknown target, a resume that does not match), a
-        missing API key, an unloadable callable, or a store that cannot be written.
+        missing API key or an unloadable callable.
+    StoreError
+        (an EvaluationError) When the store cannot be opened, read or written: the
+        run stops at once, its committed trials stay, and the message says how to resume.
     """
-    if options.trials is not None and options.trials < 1:
-        raise EvaluationError(f"trials must be >= 1; got {options.trials}")
-    if options.concurrency is not None and options.concurrency < 1:
-        raise EvaluationError(f"concurrency must be >= 1; got {options.concurrency}")
+    if options.trials is not None and not 1 <= options.trials <= MAX_TRIALS:
+        raise EvaluationError(f"trials must satisfy 1 <= trials <= {MAX_TRIALS}; got {options.trials}")
+    if options.concurrency is not None and not 1 <= options.concurrency <= MAX_CONCURRENCY:
+        raise EvaluationError(
+            f"concurrency must satisfy 1 <= concurrency <= {MAX_CONCURRENCY}; got {options.concurrency}"
+        )
     console = console or Console(stderr=True)
     started = time.perf_counter()
     store = TrialStore(options.store)
@@ -468,10 +510,25 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
         run_id, info, resumed = _session_settings(suite, options, store)
         stored = store.records(run_id) if resumed else []
         concurrency = options.concurrency or int(info.settings["concurrency"])
-        report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+        try:
+            report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+        except StoreError as exc:
+            raise _stopped(exc, suite, run_id, options.store, store) from exc
     finally:
         store.close()
     return replace(report, elapsed_s=time.perf_counter() - started)
+
+
+def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: TrialStore) -> StoreError:
+    """The one-line message of a run its store stopped: the cause, what is kept, how to resume."""
+    try:
+        kept = f"the {store.count(run_id)} trial(s) committed before are kept"
+    except StoreError:
+        kept = "the trials committed before are kept"
+    return StoreError(
+        f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
+        f"{_resume_command(suite, run_id, path)}"
+    )
 
 
 async def _session(
@@ -487,11 +544,10 @@ async def _session(
     judges = {
         g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
     }
-    executor = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="trialscore-target")
     targets: dict[str, Target] = {}
     try:
         for name in dict.fromkeys([*evaluated, *sorted(judges)]):
-            targets[name] = build_target(suite.target(name), suite.directory, concurrency, executor)
+            targets[name] = build_target(suite.target(name), suite.directory, concurrency)
         execution = _Execution(
             suite,
             info.run_id,
@@ -508,7 +564,6 @@ async def _session(
     finally:
         for target in targets.values():
             await target.aclose()
-        executor.shutdown(wait=False, cancel_futures=True)
     report = RunReport(
         run_id=info.run_id,
         suite=suite,

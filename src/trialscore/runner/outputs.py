@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,12 +31,40 @@ class RunFiles:
         return {"trials": str(self.trials), "cases": str(self.cases), "summary": str(self.summary)}
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _write_atomic(path: Path, parts: Iterable[str]) -> None:
+    """Write ``parts`` to ``path`` all or nothing: a temporary file beside it, synced, then renamed."""
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+    )
+    try:
+        with handle:
+            handle.writelines(parts)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, 0o666 & ~_umask())  # as open() would have made it, not the temp file's 0600
+        os.replace(handle.name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(handle.name)
+        raise
+
+
 def write_outputs(report: RunReport, out_dir: Path | None = None) -> RunFiles:
     """Write a completed run's files to ``out_dir`` (default: the run's own ``out_dir``).
 
     ``trials.jsonl`` holds one :class:`~trialscore.results.records.TrialRecord` a
     line and ``cases.jsonl`` one seed-003 case record a line, both in suite order
     (target, then case, then trial); ``summary.json`` is :func:`build_summary`.
+
+    Each file is written to a temporary file in ``out_dir`` and renamed over its
+    name (``os.replace``): a kill or a full disk leaves the previous file or the
+    complete new one, never an empty or cut file (no cut last line in ``trials.jsonl``).
 
     Raises
     ------
@@ -52,11 +84,9 @@ def write_outputs(report: RunReport, out_dir: Path | None = None) -> RunFiles:
     files = RunFiles(directory / "trials.jsonl", directory / "cases.jsonl", directory / "summary.json")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        files.trials.write_text("".join(record.to_json_line() + "\n" for record in records), encoding="utf-8")
-        files.cases.write_text(
-            "".join(json.dumps(case.to_dict()) + "\n" for case in report.cases), encoding="utf-8"
-        )
-        files.summary.write_text(json.dumps(build_summary(report), indent=2) + "\n", encoding="utf-8")
+        _write_atomic(files.trials, (record.to_json_line() + "\n" for record in records))
+        _write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases))
+        _write_atomic(files.summary, [json.dumps(build_summary(report), indent=2) + "\n"])
     except OSError as exc:
         raise EvaluationError(f"out_dir {str(directory)!r}: cannot write the run's files: {exc}") from exc
     return files

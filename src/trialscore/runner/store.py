@@ -19,9 +19,10 @@ Durability guarantee (what a test kills the runner to check):
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 
-__all__ = ["RunInfo", "TrialRow", "TrialStore"]
+__all__ = ["RunInfo", "StoreError", "TrialRow", "TrialStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -60,6 +61,14 @@ TrialRow = tuple[str, str, str, int, str, "float | None", "str | None", str]
 
 #: The record field kept in the ``output`` column instead of the record JSON.
 _OUTPUT = {"output"}
+
+
+class StoreError(EvaluationError):
+    """The run store cannot be read or written (a full disk, a read-only or vanished file).
+
+    The run stops at once; what was committed before stays, so the run can be
+    resumed once the cause is fixed.  The message names the store file and what failed.
+    """
 
 
 @dataclass(frozen=True)
@@ -105,9 +114,7 @@ class TrialStore:
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise EvaluationError(
-                f"store {str(self.path)!r}: cannot open the SQLite run store: {exc}"
-            ) from exc
+            raise StoreError(f"store {str(self.path)!r}: cannot open the SQLite run store: {exc}") from exc
 
     @staticmethod
     def row(run_id: str, record: TrialRecord) -> TrialRow:
@@ -145,14 +152,17 @@ class TrialStore:
             )
         except sqlite3.IntegrityError as exc:
             raise EvaluationError(f"run_id {info.run_id!r} is already in store {str(self.path)!r}") from exc
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: cannot record run {info.run_id!r}: {exc}") from exc
 
     def run(self, run_id: str) -> RunInfo:
         """The stored run ``run_id``; an unknown id is an error that lists the latest runs."""
-        row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-        if row is None:
+        with self._reading("read run"):
+            row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             latest = [
                 r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 5")
             ]
+        if row is None:
             known = ", ".join(latest) if latest else "none"
             raise EvaluationError(
                 f"run_id {run_id!r} is not in store {str(self.path)!r} (latest runs: {known})"
@@ -164,31 +174,49 @@ class TrialStore:
 
         Raises
         ------
-        EvaluationError
-            When a trial is already stored (the whole batch is rolled back).
+        StoreError
+            When the batch cannot be committed (a trial already stored, a full
+            disk, ...): the whole batch is rolled back, earlier commits stay.
         """
         try:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT INTO trials VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
             self._db.execute("COMMIT")
         except sqlite3.Error as exc:
-            self._db.execute("ROLLBACK")
-            raise EvaluationError(f"store {str(self.path)!r}: cannot commit trials: {exc}") from exc
+            # SQLite may have rolled back already (SQLITE_FULL on COMMIT does): a second
+            # ROLLBACK outside a transaction would raise and hide the real cause.
+            if self._db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+            raise StoreError(f"store {str(self.path)!r}: cannot commit trials: {exc}") from exc
 
     def count(self, run_id: str) -> int:
         """How many trials of ``run_id`` are stored."""
-        return int(self._db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[0])
+        with self._reading("count trials"):
+            return int(
+                self._db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[0]
+            )
 
     def records(self, run_id: str) -> list[TrialRecord]:
         """Every stored trial of ``run_id``, ordered by target, case and trial."""
-        rows = self._db.execute(
-            "SELECT record, output FROM trials WHERE run_id = ? ORDER BY target, case_id, trial", (run_id,)
-        ).fetchall()
+        with self._reading("read trials"):
+            rows = self._db.execute(
+                "SELECT record, output FROM trials WHERE run_id = ? ORDER BY target, case_id, trial",
+                (run_id,),
+            ).fetchall()
         return [
             TrialRecord.from_json_line(line, where=f"run {run_id}").model_copy(update={"output": output})
             for line, output in rows
         ]
 
+    @contextlib.contextmanager
+    def _reading(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"store {str(self.path)!r}: cannot {what}: {exc}") from exc
+
     def close(self) -> None:
         """Close the connection (committed trials are already durable)."""
-        self._db.close()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()

@@ -261,10 +261,16 @@ _TYPE_TAGS = frozenset(
 # --------------------------------------------------------------------------- execution
 
 
+#: The most trials of one case: a hostile or mistyped count (1e9) is refused, not run for days.
+MAX_TRIALS = 100_000
+#: The most trials in flight at once (each holds a task, and maybe a program or a connection).
+MAX_CONCURRENCY = 10_000
+
+
 class TrialsSpec(_Spec):
     """``count`` trials per case, aggregated by ``strategy``; ``cost_limit_usd`` is a per-case budget."""
 
-    count: Annotated[StrictInt, Field(ge=1)] = 1
+    count: Annotated[StrictInt, Field(ge=1, le=MAX_TRIALS)] = 1
     strategy: Strategy = "pass_at_k"
     cost_limit_usd: _Positive | None = None
 
@@ -274,11 +280,11 @@ class ExecutionSpec(_Spec):
 
     trials: TrialsSpec = TrialsSpec()
     cost_limit_usd: _Positive | None = None
-    concurrency: Annotated[StrictInt, Field(ge=1)] = 8
+    concurrency: Annotated[StrictInt, Field(ge=1, le=MAX_CONCURRENCY)] = 8
     timeout_s: _Positive = 60.0
     retries: Annotated[StrictInt, Field(ge=0)] = 2
     backoff_s: _NonNegative = 0.5
-    seed: StrictInt = 0
+    seed: Annotated[StrictInt, Field(ge=0)] = 0  # numpy's generators (the summary's bootstrap) need >= 0
     threshold: _Probability | None = None
     borderline: _Probability | None = None
     skill_threshold: _Probability | None = None
@@ -295,7 +301,7 @@ class ExecutionSpec(_Spec):
 class TrialsOverride(_Spec):
     """Per-case override of the suite's trials settings."""
 
-    count: Annotated[StrictInt, Field(ge=1)] | None = None
+    count: Annotated[StrictInt, Field(ge=1, le=MAX_TRIALS)] | None = None
     strategy: Strategy | None = None
     cost_limit_usd: _Positive | None = None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Executor
 from pathlib import Path
 
 from trialscore.runner.suite import CommandTargetSpec, OpenAITargetSpec, TargetSpec
@@ -32,12 +31,10 @@ __all__ = [
 ]
 
 
-def build_target(
-    spec: TargetSpec, directory: Path, concurrency: int, executor: Executor | None = None
-) -> Target:
+def build_target(spec: TargetSpec, directory: Path, concurrency: int) -> Target:
     """The runnable target for a suite's target ``spec`` (relative paths resolve against ``directory``)."""
     if isinstance(spec, CommandTargetSpec):
         return CommandTarget(spec, directory)
     if isinstance(spec, OpenAITargetSpec):
         return OpenAITarget(spec, concurrency)
-    return PythonTarget(spec, directory, executor)
+    return PythonTarget(spec, directory)

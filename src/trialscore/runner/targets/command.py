@@ -17,8 +17,10 @@ Environment given to the program (besides the runner's own and the target's ``en
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 from pathlib import Path
 
 from trialscore.runner.suite import CommandTargetSpec
@@ -36,6 +38,23 @@ __all__ = ["EX_TEMPFAIL", "CommandTarget", "run_program"]
 EX_TEMPFAIL = 75
 
 _ENV_INPUT_LIMIT = 64 * 1024
+#: Seconds to wait for a killed program's pipes to close before they are closed from this side.
+_REAP_S = 5.0
+
+
+def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """SIGKILL the process group ``process`` leads (it and every child it started that stayed in it)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """Wait for a killed process; give up on pipes a descendant that left the group still holds."""
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(asyncio.shield(process.wait()), _REAP_S)
+    transport = getattr(process, "_transport", None)  # close the pipes now, on this (still open) loop
+    if transport is not None:
+        transport.close()
 
 
 async def run_program(
@@ -43,8 +62,12 @@ async def run_program(
 ) -> tuple[int, str, str]:
     """Run ``argv`` with ``stdin``; return ``(exit status, stdout, stderr)``.
 
-    The process is killed if the awaiting task is cancelled (a timeout), so no
-    trial leaves a program running behind it.
+    The program runs in its own session and process group.  If the awaiting task
+    is cancelled (a timeout, Ctrl-C, SIGTERM) the whole group is killed: the
+    program and every child it started (``sh -c``, ``bash run.sh``, ``npm run``),
+    so a grandchild holding the output pipe cannot keep the call alive.  Whatever
+    is left of the group when the program exits is killed too, so no trial leaves
+    a program running behind it.
 
     >>> import asyncio, sys
     >>> asyncio.run(run_program((sys.executable, "-c", "print(input()[::-1])"), "abc", {}, Path(".")))
@@ -58,16 +81,17 @@ async def run_program(
             stderr=asyncio.subprocess.PIPE,
             env={**os.environ, **env},
             cwd=cwd,
+            start_new_session=True,
         )
     except OSError as exc:
         raise TargetError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
     try:
         out, err = await process.communicate(stdin.encode())
     except BaseException:
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
+        _kill_group(process)
+        await _reap(process)
         raise
+    _kill_group(process)  # background children the program left behind
     return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 

@@ -4,7 +4,9 @@ One ``POST {base_url}/chat/completions`` per call, with the case text as the use
 message (after ``system``, if given), the suite's ``model``, ``temperature`` and
 ``max_tokens``, and the trial's ``seed``.  The API key is read once from the
 environment variable ``api_key_env`` names, sent as a bearer token, and never
-written anywhere.  HTTP 429 and 5xx and transport failures (connection refused or
+written anywhere: every message and output text is passed through
+:func:`~trialscore.runner.redact.redact` first (a server that echoes the request
+headers in an error body does not leak it).  HTTP 429 and 5xx and transport failures (connection refused or
 reset, read timeouts) are transient; any other 4xx errors the trial.
 
 Cost: ``usage.prompt_tokens * input_per_mtok / 1e6 + usage.completion_tokens *
@@ -14,17 +16,27 @@ usage in the reply) the cost is unknown (None).
 
 from __future__ import annotations
 
+import json
+import math
 import os
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TokenUsage
+from trialscore.runner.redact import redact
 from trialscore.runner.suite import OpenAITargetSpec, PriceTable
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
 
-__all__ = ["OpenAITarget", "cost_of"]
+__all__ = ["MAX_BODY_BYTES", "OpenAITarget", "cost_of", "retry_after_seconds"]
+
+#: The most of a reply body that is read (an endless body errors the trial instead of growing memory).
+MAX_BODY_BYTES = 8 * 2**20
+#: The most of an error body that is read: its message keeps 200 characters of it.
+MAX_ERROR_BODY_BYTES = 64 * 2**10
 
 
 def cost_of(tokens: TokenUsage | None, prices: PriceTable | None) -> float | None:
@@ -40,11 +52,37 @@ def cost_of(tokens: TokenUsage | None, prices: PriceTable | None) -> float | Non
     return (tokens.input * prices.input_per_mtok + tokens.output * prices.output_per_mtok) / 1e6
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    try:
-        return max(0.0, float(response.headers["retry-after"]))
-    except (KeyError, ValueError):
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Seconds a ``Retry-After`` header asks to wait: delay-seconds or an HTTP date (RFC 9110 10.2.3).
+
+    None when there is no usable value; a date in the past is 0.
+
+    >>> retry_after_seconds("7"), retry_after_seconds("soon")
+    (7.0, None)
+    >>> now = datetime(2015, 10, 21, 7, 28, tzinfo=timezone.utc)
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:28:30 GMT", now)
+    30.0
+    >>> retry_after_seconds("Wed, 21 Oct 2015 07:27:00 GMT", now)  # in the past
+    0.0
+    """
+    if value is None:
         return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:  # RFC 9110 dates are GMT
+            when = when.replace(tzinfo=timezone.utc)
+        seconds = (when - (now or datetime.now(timezone.utc))).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    return retry_after_seconds(response.headers.get("retry-after"))
 
 
 class OpenAITarget:
@@ -55,6 +93,7 @@ class OpenAITarget:
         self._spec = spec
         self._where = f"target {spec.name!r}"
         headers = {}
+        self.secrets: tuple[str, ...] = ()
         if spec.api_key_env is not None:
             key = os.environ.get(spec.api_key_env, "")
             if not key:
@@ -63,6 +102,7 @@ class OpenAITarget:
                     "environment"
                 )
             headers["Authorization"] = f"Bearer {key}"
+            self.secrets = (key,)
         self._client = httpx.AsyncClient(
             base_url=spec.base_url,
             headers=headers,
@@ -81,29 +121,60 @@ class OpenAITarget:
             body["max_tokens"] = spec.max_tokens
         return body
 
+    def _text(self, text: str, limit: int = 200) -> str:
+        """A body or message fit to store: secrets redacted (before the cut), then cut to ``limit``."""
+        return redact(text, self.secrets)[:limit]
+
+    async def _post(self, request: TrialRequest) -> tuple[httpx.Response, bytes]:
+        """POST the request; the status, headers and at most :data:`MAX_BODY_BYTES` of the body.
+
+        The body is streamed and reading stops at the cap: an endless or huge body
+        cannot grow memory.  A success whose body passes the cap errors the trial;
+        an error body is only cut (its first bytes are all the message keeps).
+        """
+        try:
+            async with self._client.stream("POST", "chat/completions", json=self._body(request)) as response:
+                limit = MAX_BODY_BYTES if response.status_code < 400 else MAX_ERROR_BODY_BYTES
+                chunks, size = [], 0
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size > limit:
+                        if response.status_code < 400:
+                            raise TargetError(
+                                f"{self._where}: HTTP {response.status_code}: the response body is over "
+                                f"{MAX_BODY_BYTES // 2**20} MiB; stopped reading it"
+                            )
+                        break
+                return response, b"".join(chunks)[:limit]
+        except httpx.TransportError as exc:
+            raise TransientTargetError(
+                f"{self._where}: {type(exc).__name__}: {self._text(str(exc), 1000)}"
+            ) from exc
+
     async def __call__(self, request: TrialRequest) -> TargetReply:
         """One chat completion for one trial."""
-        try:
-            response = await self._client.post("chat/completions", json=self._body(request))
-        except httpx.TransportError as exc:
-            raise TransientTargetError(f"{self._where}: {type(exc).__name__}: {exc}") from exc
+        response, body = await self._post(request)
+        text = body.decode(response.encoding or "utf-8", errors="replace")
         status = response.status_code
         if status == 429 or status >= 500:
             raise TransientTargetError(
-                f"{self._where}: HTTP {status}: {response.text[:200]}", retry_after=_retry_after(response)
+                f"{self._where}: HTTP {status}: {self._text(text)}", retry_after=_retry_after(response)
             )
         if status >= 400:
-            raise TargetError(f"{self._where}: HTTP {status}: {response.text[:200]}")
+            raise TargetError(f"{self._where}: HTTP {status}: {self._text(text)}")
         try:
-            data = response.json()
+            data = json.loads(body)
             output = data["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise TargetError(f"{self._where}: not a chat completion: {response.text[:200]!r}") from exc
+            raise TargetError(f"{self._where}: not a chat completion: {self._text(text)!r}") from exc
         usage = data.get("usage") or {}
         tokens = None
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             tokens = TokenUsage(input=int(usage["prompt_tokens"]), output=int(usage["completion_tokens"]))
-        return TargetReply(output or "", cost_of(tokens, self._spec.prices), tokens)
+        text = output if isinstance(output, str) else "" if output is None else str(output)
+        text = redact(text, self.secrets, headers=False)
+        return TargetReply(text, cost_of(tokens, self._spec.prices), tokens)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
