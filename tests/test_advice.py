@@ -16,7 +16,7 @@ from trialscore.advice import (
     recommend_retry_strategy,
     sample_size_advice,
 )
-from trialscore.stats import mean_interval, proportion_interval
+from trialscore.stats import item_interval, proportion_interval
 from trialscore.stats.intervals import Interval
 
 
@@ -106,10 +106,11 @@ def test_insights_for_a_bank_with_several_trials_per_item() -> None:
     R = (rng.random((40, 5)) < rng.beta(1, 1, size=(40, 1))).astype(int)
     size, retry, consistency = insights(R)
     assert size.code == "reliable" and size.numbers["samples"] == 40
-    interval = mean_interval(R.mean(axis=1), clip=(0, 1))
+    interval = item_interval(R)
     assert (size.numbers["low"], size.numbers["high"]) == (interval.low, interval.high)
     bank = Bank.from_matrix(R)
-    assert retry == recommend_retry_strategy(ts.avg(bank))
+    plain = recommend_retry_strategy(ts.avg(bank))
+    assert retry.code == plain.code and retry.message.startswith(plain.message[:-1])
     assert consistency == consistency_advice(ts.avg(bank), ts.pass_at_k(R, 5), 5)
     assert insights(R, k=2)[2].numbers["k"] == 2
 
@@ -183,3 +184,18 @@ def test_insights_takes_the_given_interval_and_k_one_leaves_consistency_out() ->
     size, retry = insights([[1, 1, 0, 1]], k=1, interval=given)
     assert (size.numbers["low"], size.numbers["high"], size.numbers["level"]) == (given.low, given.high, 0.8)
     assert "80% interval" in size.message and retry.code == "retry_once"
+
+
+def test_retry_advice_is_hedged_when_its_interval_reaches_another_band() -> None:
+    few = insights([[1, 1, 1]] * 3, k=1)[1]
+    assert few.code == "single_attempt" and few.severity == "warning"
+    assert "run more cases before relying on it" in few.message and "90%" in few.message
+    many = insights([[1] * 5] * 200 + [[0] * 5] * 2, k=1)[1]
+    assert many.code == "single_attempt" and "run more cases" not in many.message
+
+
+def test_a_gap_below_the_mark_is_not_called_close() -> None:
+    assert "is close to" in consistency_advice(0.8, 0.82, 5).message
+    nineteen = consistency_advice(0.6, 0.79, 5)
+    assert nineteen.code == "consistent_agent" and "19 points above" in nineteen.message
+    assert "close" not in nineteen.message

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
 from numpy.typing import ArrayLike
 
 from trialscore.bank import Bank, as_bank
@@ -39,7 +38,7 @@ from trialscore.errors import EvaluationError
 from trialscore.estimators import avg, pass_at_k
 from trialscore.scoring import pass_at_k as _pass_at_k_of_counts
 from trialscore.stats._checks import check_count, check_real
-from trialscore.stats.intervals import Interval, mean_interval, proportion_interval
+from trialscore.stats.intervals import Interval, item_interval, proportion_interval
 
 __all__ = [
     "Advice",
@@ -52,6 +51,10 @@ __all__ = [
 
 #: Default gap pass@k - pass@1 from which an agent counts as inconsistent.
 INCONSISTENCY_GAP = 0.2
+#: Below this gap pass@k and pass@1 are called close.
+CLOSE_GAP = 0.05
+#: pass@1 marks where the retry strategy changes (seed 002).
+RETRY_BANDS = (0.3, 0.6, 0.9)
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,13 @@ def consistency_advice(
             f"but not on the first. The agent is inconsistent; consider more structured prompts."
         )
         return Advice("inconsistent_agent", "warning", message, numbers, rule)
-    message = f"pass@{k} ({pk:.0%}) is close to pass@1 ({p1:.0%}): the agent is consistent across tries."
+    if gap < CLOSE_GAP:
+        message = f"pass@{k} ({pk:.0%}) is close to pass@1 ({p1:.0%}): the agent is consistent across tries."
+    else:
+        message = (
+            f"pass@{k} ({pk:.0%}) is {gap * 100:.0f} points above pass@1 ({p1:.0%}): retries help on some "
+            f"tasks, though less than the {threshold * 100:.0f}-point gap read as an inconsistent agent."
+        )
     return Advice("consistent_agent", "info", message, numbers, rule)
 
 
@@ -235,31 +244,46 @@ def insights(
     The samples are the independent units: the items (or, for a single item,
     its trials).  ``interval`` is the interval of the pass rate shown beside
     the advice (``score`` passes the one it prints, so the two never differ);
-    without it the interval is Wilson's at ``level`` when each unit is one
-    trial, else the t / normal interval of the items' pass rates, clipped to
-    [0, 1].  A zero-width interval is never quoted as a range.  The
+    without it the interval is the default :func:`trialscore.stats.item_interval`
+    at ``level``.  A zero-width interval is never quoted as a range.  The
+    retry advice follows seed 002's bands of pass@1; when the interval reaches
+    another band the advice says so and asks for more cases, instead of
+    recommending "auto-accept" from a handful of cases.  The
     consistency advice compares pass@1 with pass@k at ``k`` (default: the
     smallest number of trials of any item); ``k = 1`` leaves it out.
 
     >>> [advice.code for advice in insights([[1, 1, 0, 1], [0, 1, 0, 0], [1, 1, 1, 1]] * 4)]
     ['report_interval', 'retry_once', 'inconsistent_agent']
-    >>> print(insights([[1, 1, 1, 1, 0]] * 4, k=1, level=0.9)[0])  # doctest: +ELLIPSIS
-    Only 4 samples: too few for a point estimate; its 90% t interval has zero width ... trusting it.
+    >>> print(insights([[1, 1, 1, 1, 0]] * 4, k=1, level=0.9)[0])
+    Only 4 samples: too few for a point estimate: report the 90% interval [53.8%, 93.2%], not a single number.
+    >>> print(insights([[1, 1, 1]] * 3, k=1)[1])  # doctest: +ELLIPSIS
+    pass@1 is 100%: use a single attempt and auto-accept the result, but its 95% interval [...] reaches ...
     """
     bank = as_bank(R)
     p1 = avg(bank)
     samples = int(bank.n[0]) if bank.items == 1 else bank.items
-    if interval is None and bank.items == 1:
-        interval = proportion_interval(int(bank.c[0]), int(bank.n[0]), level)
-    elif interval is None and bank.trials == 1:
-        interval = proportion_interval(int(bank.c.sum()), bank.items, level)
-    elif interval is None:
-        interval = mean_interval(np.asarray(bank.c / bank.n), level, clip=(0.0, 1.0))
-    advice = [_sample_size(samples, interval), recommend_retry_strategy(p1)]
+    if interval is None:
+        interval = item_interval(bank, level=level)
+    advice = [_sample_size(samples, interval), _hedged(recommend_retry_strategy(p1), interval)]
     draws = bank.min_trials if k is None else bank.check_k(k)
     if draws >= 2:
         advice.append(consistency_advice(p1, pass_at_k(bank, draws), draws))
     return tuple(advice)
+
+
+def _hedged(advice: Advice, interval: Interval) -> Advice:
+    """The retry advice, marked uncertain when the pass rate's interval reaches another strategy's band."""
+    crossed = [band for band in RETRY_BANDS if interval.low < band <= interval.high]
+    if not crossed:
+        return advice
+    message = (
+        f"{advice.message[:-1]}, but its {interval.level * 100:g}% interval "
+        f"[{_percent(interval.low)}, {_percent(interval.high)}] reaches the band of another strategy "
+        f"(boundaries at {', '.join(f'{band:.0%}' for band in crossed)}): run more cases before relying "
+        "on it."
+    )
+    numbers = {**advice.numbers, "interval_low": interval.low, "interval_high": interval.high}
+    return Advice(advice.code, "warning", message, numbers, advice.rule)
 
 
 def calculate_pass_at_k(n: int, c: int, k: int) -> float:

@@ -48,6 +48,8 @@ app = typer.Typer(
     help="Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N.",
     no_args_is_help=True,
     add_completion=False,
+    # Plain help and usage errors: they wrap at any terminal width instead of cutting option names.
+    rich_markup_mode=None,
 )
 console = stdout_console()
 errors = stderr_console()
@@ -537,7 +539,8 @@ def _check_something_scored(cards: Sequence[Any]) -> None:
         return
     for index, first in enumerate(cards[0].metrics):
         reasons = [card.metrics[index].reason for card in cards]
-        if all(reasons):
+        defined_zero = first.spec.metric == "mg-pass@k" and first.spec.k == 1  # a note, not an error
+        if all(reasons) and not defined_zero:
             raise EvaluationError(f"{first.spec.label} cannot be computed in any group: {reasons[0]}")
 
 

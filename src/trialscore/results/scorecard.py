@@ -384,7 +384,12 @@ def score_group(
 
 
 def _unscorable(group: GroupCounts, bank: Bank, spec: MetricSpec, scored: np.ndarray) -> str | None:
-    """Why ``spec`` cannot be computed on this group (k above a case's trials), naming the cases."""
+    """Why ``spec`` has no value on this group (k above a case's trials, mG-Pass at k = 1), naming cases."""
+    if spec.metric == "mg-pass@k" and spec.k == 1:
+        return (
+            "is 0 by definition at k = 1: mG-Pass@k averages G-Pass@k_tau over tau in (0.5, 1], and one "
+            "draw never gets above a majority; use k >= 2"
+        )
     if spec.k is None or spec.k <= bank.min_trials:
         return None
     short = np.flatnonzero(bank.n < spec.k)
