@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -84,25 +85,30 @@ def _binary_row_sums(array: np.ndarray, name: str) -> IntArray:
             item, trial = _first_bad((array < 0) | (array > 1))
             raise _not_binary(name, array[item, trial], item, trial)
         if array.itemsize == 8:
-            return np.einsum("ij->i", unsigned).view(np.int64)
+            wide: IntArray = np.einsum("ij->i", unsigned).view(np.int64)
+            return wide
         if array.itemsize != 1:
-            return array.sum(axis=1, dtype=np.int64)
+            summed: IntArray = array.sum(axis=1, dtype=np.int64)
+            return summed
         bytes_view = np.ascontiguousarray(array).view(np.uint8)
     else:
         bad = (array != 0) & (array != 1)
         if bad.any():
             item, trial = _first_bad(bad)
             raise _not_binary(name, array[item, trial], item, trial)
-        return np.count_nonzero(array, axis=1).astype(np.int64)
+        counted: IntArray = np.count_nonzero(array, axis=1).astype(np.int64)
+        return counted
     trials = bytes_view.shape[1]
     if trials % 8 or trials > _SWAR_MAX_TRIALS:
-        return bytes_view.sum(axis=1, dtype=np.int64)
+        byte_sums: IntArray = bytes_view.sum(axis=1, dtype=np.int64)
+        return byte_sums
     # Eight 0/1 bytes per 64-bit word: add words lane-wise, then fold the lanes.
     lanes = np.einsum("ij->i", bytes_view.view(np.uint64))
     low = lanes & np.uint64(0x00FF00FF00FF00FF)
     high = (lanes >> np.uint64(8)) & np.uint64(0x00FF00FF00FF00FF)
     pairs = low + high
-    return ((pairs * np.uint64(0x0001000100010001)) >> np.uint64(48)).astype(np.int64)
+    folded: IntArray = ((pairs * np.uint64(0x0001000100010001)) >> np.uint64(48)).astype(np.int64)
+    return folded
 
 
 def _integer_vector(values: ArrayLike, name: str) -> IntArray:
@@ -313,7 +319,7 @@ def as_bank(R: ArrayLike | Bank, name: str = "R") -> Bank:
     if isinstance(R, Bank):
         return R
     if is_ragged(R):
-        return Bank.from_outcomes(R, name)
+        return Bank.from_outcomes(cast("Sequence[Sequence[object]]", R), name)
     return Bank.from_matrix(R, name)
 
 

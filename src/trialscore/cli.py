@@ -422,7 +422,7 @@ def score(
         cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
         _check_something_scored(cards)
     stats = counts.stats.to_dict()
-    payload = {
+    payload: dict[str, Any] = {
         "command": "score",
         "version": JSON_VERSION,
         "by": groups_by,
@@ -586,13 +586,13 @@ def _compare_groups(
             "items and has no use for clusters (drop one of the two)"
         )
     if spec.metric == "bayes":
-        result = compare_bayes(bank_a, bank_b, alpha=alpha)
-        body = result.to_dict()
+        bayes_result = compare_bayes(bank_a, bank_b, alpha=alpha)
+        body = bayes_result.to_dict()
         body.update(
             design="bayes",
             metric="bayes",
-            baseline_score=result.baseline.estimate,
-            candidate_score=result.candidate.estimate,
+            baseline_score=bayes_result.baseline.estimate,
+            candidate_score=bayes_result.candidate.estimate,
         )
         return body
     ids_a = base.item[base.n > 0].tolist()
@@ -725,7 +725,7 @@ def compare(
             )
             comparisons.append({"group": dict(key), "label": base_groups[key].label, **body})
     failed = fail_on is GateOption.regression and any(c["verdict"] == "regression" for c in comparisons)
-    payload = {
+    payload: dict[str, Any] = {
         "command": "compare",
         "version": JSON_VERSION,
         "by": groups_by,
@@ -884,7 +884,7 @@ def rank(
         ranking = rank_models(banks, spec.metric, tol=tol, method=method, names=names, **metric_args)
         intervals = [metric_interval(bank, spec, ci, level, resamples, seed) for bank in banks]
         order = ranking.order()
-        entries = []
+        entries: list[dict[str, Any]] = []
         for position, index in enumerate(order):
             beats_next = None
             if position + 1 < len(order):
@@ -899,7 +899,7 @@ def rank(
                     "p_beats_next": beats_next,
                 }
             )
-    payload = {
+    payload: dict[str, Any] = {
         "command": "rank",
         "version": JSON_VERSION,
         "by": groups_by,

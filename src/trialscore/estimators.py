@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Real
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -93,7 +94,11 @@ def tau_threshold(tau: object, k: int) -> int:
         raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r}")
     if isinstance(tau, Decimal) and not tau.is_finite():
         raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r}")
-    exact = Fraction(tau) if not isinstance(tau, (np.floating, np.integer)) else Fraction(float(tau))
+    exact = (
+        Fraction(cast("float | Decimal", tau))
+        if not isinstance(tau, (np.floating, np.integer))
+        else Fraction(float(tau))
+    )
     if not 0 <= exact <= 1:
         raise EvaluationError(f"tau must satisfy 0 <= tau <= 1; got tau={tau!r}")
     needed = math.ceil(exact * k)
@@ -485,7 +490,7 @@ def bayes(
     binary = isinstance(R, Bank) or is_ragged(R)
     if binary and categories != 2:
         raise EvaluationError(f"w must have 2 weights for binary per-item counts; got {categories} weights")
-    if binary or (categories == 2 and checked_matrix(R).dtype.kind != "f"):
+    if binary or (categories == 2 and checked_matrix(cast("ArrayLike", R)).dtype.kind != "f"):
         bank = as_bank(R)
         items = bank.items
         if R0 is None:
@@ -495,7 +500,7 @@ def bayes(
         else:
             counts, weight = CategoryBank.from_bank(bank).counts, np.ones(items)
     else:
-        counts = CategoryBank.from_matrix(R, categories, "R").counts
+        counts = CategoryBank.from_matrix(cast("ArrayLike", R), categories, "R").counts
         items, weight = counts.shape[0], np.ones(counts.shape[0])
     nu = counts + 1.0
     if R0 is not None:

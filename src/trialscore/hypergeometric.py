@@ -97,7 +97,8 @@ def log_ratio(num: ArrayLike, den: ArrayLike) -> FloatArray:
     with np.errstate(divide="ignore"):
         quotient = num / den
         near_one = (quotient >= 0.5) & (quotient <= 2.0)
-        return np.where(near_one, np.log1p((num - den) / den), np.log(quotient))
+        result: FloatArray = np.where(near_one, np.log1p((num - den) / den), np.log(quotient))
+        return result
 
 
 def anchored_cumsum(terms: ArrayLike, anchor: ArrayLike) -> FloatArray:
@@ -135,7 +136,8 @@ def anchored_cumsum(terms: ArrayLike, anchor: ArrayLike) -> FloatArray:
     exact -= np.take_along_axis(exact, anchor, axis=1)
     rest -= np.take_along_axis(rest, anchor, axis=1)
     exact += rest
-    return np.ldexp(exact, -scale, out=exact)
+    result: FloatArray = np.ldexp(exact, -scale, out=exact)
+    return result
 
 
 def log_choose_ratio_table(n: int, k: int) -> FloatArray:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -347,7 +347,7 @@ def rank_models(
         except EvaluationError as exc:
             raise EvaluationError(f"{label}: {exc}") from exc
         if estimator is bayes:
-            mu, sigma = value  # type: ignore[misc]
+            mu, sigma = cast("tuple[float, float]", value)
             scores.append(mu)
             sigmas.append(sigma)
         else:

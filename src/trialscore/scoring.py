@@ -595,6 +595,10 @@ def compute_stimulus_score(
 def _metrics_at(score: StimulusScore, k: int) -> MultiTrialMetrics:
     """A scored stimulus's metrics at ``k`` attempts out of the ``n >= k`` trials it ran."""
     metrics = score.multi_trial
+    if metrics is None:
+        raise EvaluationError(
+            f"stimulus_scores: {score.stimulus_name!r} has no multi-trial metrics to take at k={k}"
+        )
     if metrics.k == k:
         return metrics
     rate, trials = metrics.per_trial_pass_rate, metrics.k
@@ -608,7 +612,7 @@ def _metrics_at(score: StimulusScore, k: int) -> MultiTrialMetrics:
 
 
 def _mean_metrics(scores: list[StimulusScore]) -> MultiTrialMetrics:
-    k = min(score.multi_trial.k for score in scores)
+    k = min(score.multi_trial.k for score in scores if score.multi_trial is not None)
     metrics = [_metrics_at(score, k) for score in scores]
 
     def mean(name: str) -> float:

@@ -67,9 +67,8 @@ def fitted_table(
     for row in texts:
         for index, cell in enumerate(row):
             widths[index] = max(widths[index], cell.cell_len)
-    aligns: list[JustifyMethod] = (
-        list(justify) if justify is not None else ["left", *["right"] * (len(header) - 1)]
-    )
+    right: list[JustifyMethod] = ["right"] * (len(header) - 1)
+    aligns: list[JustifyMethod] = list(justify) if justify is not None else ["left", *right]
     if sum(widths) + 3 * len(widths) + 1 <= width:
         table = Table(title=Text(title) if title else None, title_justify="left")
         for name, align, column_width in zip(header, aligns, widths, strict=True):

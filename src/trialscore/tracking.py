@@ -159,8 +159,11 @@ def track_category(
     if len(dated) > 1:
         _, previous_index, previous = dated[-2]
         earlier = _bank(previous, f"history[{previous_index}] run")
-        named = isinstance(previous, Mapping) and isinstance(latest, Mapping)
-        if named and len(previous.keys() & latest.keys()) >= 2:
+        if (
+            isinstance(previous, Mapping)
+            and isinstance(latest, Mapping)
+            and len(previous.keys() & latest.keys()) >= 2
+        ):
             comparison = compare_paired(previous, latest, "avg", alpha=alpha)
         elif earlier.items >= 2 and bank.items >= 2:
             comparison = compare_unpaired(earlier, bank, "avg", alpha=alpha)

@@ -89,7 +89,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -138,7 +138,10 @@ def _half_binomial_pmf(size: int) -> FloatArray:
     no overflow, and no underflow to 0 while the probability is a normal double.
     """
     j = np.arange(size + 1)
-    return np.exp(gammaln(size + 1) - gammaln(j + 1) - gammaln(size - j + 1) - size * math.log(2.0))
+    pmf: FloatArray = np.exp(
+        gammaln(size + 1) - gammaln(j + 1) - gammaln(size - j + 1) - size * math.log(2.0)
+    )
+    return pmf
 
 
 def sign_flip_p_value(
@@ -187,7 +190,9 @@ def sign_flip_p_value(
 def _graded_items(rows: object, name: str) -> tuple[FloatArray, FloatArray] | None:
     """Item means and unbiased trial variances over n of graded ``avg`` scores; None for 0/1 outcomes."""
     if is_ragged(rows):
-        data = [check_values(row, f"{name}[{i}]", 1) for i, row in enumerate(rows)]  # type: ignore[arg-type]
+        data = [
+            check_values(row, f"{name}[{i}]", 1) for i, row in enumerate(cast("Sequence[ArrayLike]", rows))
+        ]
         if all(np.isin(row, (0.0, 1.0)).all() for row in data):
             return None
         means = np.array([row.mean() for row in data])

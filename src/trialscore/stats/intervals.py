@@ -216,11 +216,11 @@ _MEAN_METHODS = {"auto": "auto", "t": "t", "normal": "normal", "z": "normal"}
 T_BELOW = 30
 
 
-def _clip_range(clip: object) -> tuple[float, float] | None:
+def _clip_range(clip: Sequence[float] | None) -> tuple[float, float] | None:
     if clip is None:
         return None
     try:
-        lo, hi = (float(bound) for bound in clip)  # type: ignore[union-attr]
+        lo, hi = (float(bound) for bound in clip)
     except (TypeError, ValueError) as exc:
         raise EvaluationError(f"clip must be None or a pair (low, high); got {clip!r}") from exc
     if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):

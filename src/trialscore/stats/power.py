@@ -462,7 +462,7 @@ def plan_sample_size(
     else:
         items = check_count(items, "items", 2)
         trials = check_count(trials, "trials", 1)
-    shared = {
+    shared: dict[str, Any] = {
         "delta": size,
         "alpha": alpha,
         "target_power": target,
