@@ -282,10 +282,12 @@ def test_avg_accepts_real_scores() -> None:
 
 def test_estimator_by_name() -> None:
     assert ts.estimator_by_name("pass@k") is ts.pass_at_k
-    assert ts.estimator_by_name("G-Pass@k") is ts.pass_hat_k
+    assert ts.estimator_by_name("g_pass_at_k") is ts.pass_hat_k  # seed 004's name of pass^k
     assert ts.estimator_by_name("g_pass_at_k_tao") is ts.g_pass_at_k_tau
     assert ts.estimator_by_name("bayes") is ts.bayes
-    with pytest.raises(EvaluationError, match=r"metric must be one of avg, bayes, .*got 'pass@K2'"):
+    with pytest.raises(EvaluationError, match=r"'G-Pass@k' is ambiguous: say pass\^k .* or g-pass@k_tau"):
+        ts.estimator_by_name("G-Pass@k")
+    with pytest.raises(EvaluationError, match=r"metric must be one of avg, pass@k, .*bayes; got 'pass@K2'"):
         ts.estimator_by_name("pass@K2")
 
 

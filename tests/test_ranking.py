@@ -194,7 +194,7 @@ METRIC_CASES = [
     ("pass_at_k", {"k": 5}),
     ("pass^k", {"k": 3}),
     ("pass_hat_k", {"k": 2}),
-    ("g-pass@k", {"k": 4}),
+    ("g_pass_at_k", {"k": 4}),
     ("g-pass@k_tau", {"k": 6, "tau": 0.5}),
     ("g_pass_at_k_tao", {"k": 6, "tau": 0.75}),
     ("mg-pass@k", {"k": 8}),

@@ -36,6 +36,7 @@ from rich.table import Table
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import bayes, g_pass_at_k_tau, mg_pass_at_k, pass_at_k, pass_hat_k
+from trialscore.metrics import metric_names
 from trialscore.runner.commands import register as register_runner_commands
 from trialscore.terminal import fitted_table, stderr_console, stdout_console
 
@@ -157,6 +158,9 @@ class GateOption(str, Enum):
     none = "none"
     regression = "regression"
 
+
+#: The metric names of the registry, for the help of every --metric option.
+_METRIC_NAMES = ", ".join(metric_names())
 
 #: Version of the JSON layout every command prints with ``--format json``.
 JSON_VERSION = 1
@@ -294,7 +298,7 @@ FormatOpt = Annotated[
 LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of intervals.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step (bootstrap, permutations).")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")]
-TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-pass@k.")]
+TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-pass@k_tau.")]
 ClusterColOpt = Annotated[
     str | None,
     typer.Option(
@@ -368,8 +372,8 @@ def score(
         str,
         typer.Option(
             "--metric",
-            help="Comma-separated: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes (the Bayes@N "
-            "posterior for these items under a uniform prior; not a default).",
+            help=f"Comma-separated: {_METRIC_NAMES} (bayes: the Bayes@N posterior for these items under a "
+            "uniform prior; not a default).",
         ),
     ] = "pass@k,pass^k",
     ci: Annotated[
@@ -657,7 +661,7 @@ def compare(
     candidate: Annotated[Path, typer.Argument(help="Trial file of the candidate run.")],
     metric: Annotated[
         str,
-        typer.Option("--metric", help="One metric: avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k, bayes."),
+        typer.Option("--metric", help=f"One metric: {_METRIC_NAMES}."),
     ] = "avg",
     k: Annotated[int | None, typer.Option("--k", help="k of a pass@k-style metric.")] = None,
     tau: TauOpt = 0.5,
@@ -815,7 +819,7 @@ def rank(
     by: Annotated[str, typer.Option("--by", help="Column(s) naming the model, e.g. target.")] = "target",
     metric: Annotated[
         str,
-        typer.Option("--metric", help="One metric: bayes, avg, pass@k, pass^k, g-pass@k, mg-pass@k, maj@k."),
+        typer.Option("--metric", help=f"One metric: {_METRIC_NAMES}."),
     ] = "bayes",
     k: Annotated[int | None, typer.Option("--k", help="k of a pass@k-style metric.")] = None,
     tau: TauOpt = 0.5,

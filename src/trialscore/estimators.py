@@ -34,24 +34,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
-from fractions import Fraction
-from numbers import Real
 from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._kernels import credit, tau_threshold
 from trialscore.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
-from trialscore.hypergeometric import (
-    CHUNK_CELLS,
-    exact_bank_mean,
-    exact_expectation,
-    hypergeom_expectation,
-    log_choose_ratio_curve,
-    log_choose_ratio_table,
-)
+from trialscore.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
+from trialscore.metrics import METRICS, resolve_metric
 
 __all__ = [
     "PassCurve",
@@ -75,120 +67,11 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-def tau_threshold(tau: object, k: int) -> int:
-    r"""Successes needed among ``k`` for G-Pass@k_tau: ``max(1, ceil(tau * k))``.
-
-    The ceiling is taken exactly.  A float ``tau`` that is the double nearest
-    to ``j / k`` counts as ``j / k`` (``0.28`` is stored as
-    ``0.28000000000000002665``, yet ``tau=0.28, k=25`` needs 7 successes, not
-    8); :class:`~fractions.Fraction` and :class:`~decimal.Decimal` values are
-    used as given.  The floor of 1 makes ``tau = 0`` equal pass@k rather than a
-    vacuous certainty.
-
-    >>> tau_threshold(0.28, 25), tau_threshold(0.5, 3), tau_threshold(0, 4), tau_threshold(1, 4)
-    (7, 2, 1, 4)
-    """
-    if isinstance(tau, (bool, np.bool_)) or not isinstance(tau, (Real, Decimal)):
-        raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r} ({type(tau).__name__})")
-    if isinstance(tau, (float, np.floating)) and not math.isfinite(tau):
-        raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r}")
-    if isinstance(tau, Decimal) and not tau.is_finite():
-        raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r}")
-    exact = (
-        Fraction(cast("float | Decimal", tau))
-        if not isinstance(tau, (np.floating, np.integer))
-        else Fraction(float(tau))
-    )
-    if not 0 <= exact <= 1:
-        raise EvaluationError(f"tau must satisfy 0 <= tau <= 1; got tau={tau!r}")
-    needed = math.ceil(exact * k)
-    if isinstance(tau, (float, np.floating)) and needed >= 1 and (needed - 1) / k == float(tau):
-        needed -= 1
-    return max(1, needed)
-
-
-def _by_trials(
-    n: NDArray[np.int64], c: NDArray[np.int64], table: Callable[[int, NDArray[np.int64]], FloatArray]
-) -> FloatArray:
-    """Apply ``table(n_value, c_subset)`` to each group of states sharing ``n``."""
-    out = np.empty(len(n))
-    for value in np.unique(n):
-        rows = n == value
-        out[rows] = table(int(value), c[rows])
-    return out
-
-
-def _pass_at(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    exact = exact_expectation(n, c, k, *_credit("pass@k", k, None))
-    if exact is not None:
-        return exact
-    return _by_trials(n, c, lambda trials, cs: -np.expm1(log_choose_ratio_table(trials, k)[trials - cs]))
-
-
-def _pass_hat(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    exact = exact_expectation(n, c, k, *_credit("pass^k", k, None))
-    if exact is not None:
-        return exact
-    return _by_trials(n, c, lambda trials, cs: np.exp(log_choose_ratio_table(trials, k)[cs]))
-
-
-def _expectation(
-    n: NDArray[np.int64], c: NDArray[np.int64], k: int, credit: list[int], scale: int
-) -> FloatArray:
-    """``E[credit[X]] / scale``: exact integers for small banks, else the float kernel."""
-    exact = exact_expectation(n, c, k, credit, scale)
-    if exact is not None:
-        return exact
-    weights = np.asarray(credit, dtype=np.float64) / scale
-    return np.minimum(hypergeom_expectation(n, c, k, weights), 1.0)
-
-
-def _at_least(n: NDArray[np.int64], c: NDArray[np.int64], k: int, name: str, tau: object) -> FloatArray:
-    credit, scale = _credit(name, k, tau)
-    needed = credit.index(1)
-    if needed <= 1:
-        return _pass_at(n, c, k)
-    if needed >= k:
-        return _pass_hat(n, c, k)
-    return _expectation(n, c, k, credit, scale)
-
-
-_PER_STATE: dict[str, Callable[[NDArray[np.int64], NDArray[np.int64], int, object], FloatArray]] = {
-    "avg": lambda n, c, k, tau: c / n,
-    "pass@k": lambda n, c, k, tau: _pass_at(n, c, k),
-    "pass^k": lambda n, c, k, tau: _pass_hat(n, c, k),
-    "g-pass@k_tau": lambda n, c, k, tau: _at_least(n, c, k, "g-pass@k_tau", tau),
-    "mg-pass@k": lambda n, c, k, tau: _expectation(n, c, k, *_credit("mg-pass@k", k, tau)),
-    "maj@k": lambda n, c, k, tau: _at_least(n, c, k, "maj@k", tau),
-}
-
-_ALIASES = {
-    "avg": "avg",
-    "mean": "avg",
-    "pass@k": "pass@k",
-    "pass_at_k": "pass@k",
-    "pass^k": "pass^k",
-    "pass_hat_k": "pass^k",
-    "g-pass@k": "pass^k",
-    "g_pass_at_k": "pass^k",
-    "g-pass@k_tau": "g-pass@k_tau",
-    "g_pass_at_k_tau": "g-pass@k_tau",
-    "g_pass_at_k_tao": "g-pass@k_tau",
-    "mg-pass@k": "mg-pass@k",
-    "mg_pass_at_k": "mg-pass@k",
-    "maj@k": "maj@k",
-    "maj_at_k": "maj@k",
-}
-
-
 def _canonical(metric: str, also: tuple[str, ...] = ()) -> str:
-    key = str(metric).strip().lower()
-    if key in also:
-        return key
-    if key not in _ALIASES:
-        known = ", ".join(sorted(set(_ALIASES.values()) | set(also)))
-        raise EvaluationError(f"metric must be one of {known}; got {metric!r}")
-    return _ALIASES[key]
+    """The registry's canonical name of a pass-family metric (``also``: further names allowed)."""
+    if str(metric).strip().lower() in also:
+        return str(metric).strip().lower()
+    return resolve_metric(metric, per_item=True).name
 
 
 def _values(
@@ -196,7 +79,9 @@ def _values(
 ) -> FloatArray:
     """Values of metric ``name`` at states ``(n, c)``, ``k`` checked against every item of ``bank``."""
     k_checked = 1 if name == "avg" else bank.check_k(k)
-    return _PER_STATE[name](n, c, k_checked, tau)
+    kernel = METRICS[name].kernel
+    assert kernel is not None  # _canonical admits per-item metrics only
+    return kernel(n, c, k_checked, tau)
 
 
 def state_scores(
@@ -225,21 +110,6 @@ def item_scores(R: ArrayLike | Bank, metric: str, k: int | None = None, tau: obj
     return _values(bank, _canonical(metric), k, tau, n, c)[index]
 
 
-def _credit(name: str, k: int, tau: object) -> tuple[list[int], int]:
-    """The credit of ``j`` successes among ``k`` draws, as integers over a common scale."""
-    if name == "avg":
-        return [0, 1], 1
-    if name == "pass@k":
-        return [0] + [1] * k, 1
-    if name == "pass^k":
-        return [0] * k + [1], 1
-    if name == "mg-pass@k":
-        majority = (k + 1) // 2
-        return [2 * max(j - majority, 0) for j in range(k + 1)], k
-    needed = tau_threshold(tau, k) if name == "g-pass@k_tau" else k // 2 + 1
-    return [int(j >= needed) for j in range(k + 1)], 1
-
-
 def states_mean(
     n: ArrayLike,
     c: ArrayLike,
@@ -261,8 +131,8 @@ def states_mean(
     """
     name = _canonical(metric)
     k_used = 1 if name == "avg" else int(k)  # type: ignore[arg-type]
-    credit, scale = _credit(name, k_used, tau)
-    exact = exact_bank_mean(n, c, freq, k_used, credit, scale)
+    table, scale = credit(name, k_used, tau)
+    exact = exact_bank_mean(n, c, freq, k_used, table, scale)
     if exact is not None:
         return exact
     counts = np.asarray(freq, dtype=np.float64)
@@ -519,21 +389,11 @@ def bayes(
     return mu, math.sqrt(variance)
 
 
-_ESTIMATORS: dict[str, Callable[..., object]] = {
-    "avg": avg,
-    "pass@k": pass_at_k,
-    "pass^k": pass_hat_k,
-    "g-pass@k_tau": g_pass_at_k_tau,
-    "mg-pass@k": mg_pass_at_k,
-    "maj@k": maj_at_k,
-}
-
-
 def estimator_by_name(metric: str) -> Callable[..., object]:
     """The estimator function for a metric name or alias (``"pass@k"``, ``"pass_hat_k"``, ``"bayes"``...).
 
     >>> estimator_by_name("g_pass_at_k") is pass_hat_k
     True
     """
-    name = _canonical(metric, also=("bayes",))
-    return bayes if name == "bayes" else _ESTIMATORS[name]
+    function: Callable[..., object] = globals()[resolve_metric(metric).function]
+    return function

@@ -307,7 +307,7 @@ def rank_models(
         inputs, each an M x N matrix, a ragged list of per-item outcome lists
         or a :class:`~trialscore.bank.Bank`.
     metric : any name :func:`~trialscore.estimators.estimator_by_name` knows:
-        ``"avg"``, ``"pass@k"``, ``"pass^k"``, ``"g-pass@k"``, ``"g-pass@k_tau"``,
+        ``"avg"``, ``"pass@k"``, ``"pass^k"``, ``"g-pass@k_tau"``,
         ``"mg-pass@k"``, ``"maj@k"``, ``"bayes"`` or a Python name such as
         ``"pass_hat_k"``.  Bayes@N models are ranked by the posterior mean mu.
     tol : scores within ``tol`` of their tie group's leader tie.

@@ -20,7 +20,7 @@ def bank() -> Bank:
 
 
 def test_metric_specs_expand_k_and_name_tau():
-    specs = metric_specs(["avg", "pass@k", "g-pass@k", "mg-pass@k"], [1, 4], tau=0.75)
+    specs = metric_specs(["avg", "pass@k", "g-pass@k_tau", "mg-pass@k"], [1, 4], tau=0.75)
     assert [spec.label for spec in specs] == [
         "avg",
         "pass@1",
@@ -90,7 +90,7 @@ def test_score_group_counts_flaky_items_and_keeps_tau(bank):
     items = np.array([f"q{i}" for i in range(bank.items)], dtype=object)
     errored = np.zeros(bank.items, dtype=np.int64)
     group = GroupCounts((("target", "m"),), items, bank.n, bank.c, errored)
-    card = score_group(group, metric_specs(["g-pass@k"], [4], tau=0.5))
+    card = score_group(group, metric_specs(["g_pass_at_k_tau"], [4], tau=0.5))
     assert card.flaky_items == int(((bank.c > 0) & (bank.c < bank.n)).sum())
     assert card.metrics[0].interval.estimate == pytest.approx(g_pass_at_k_tau(bank, 4, 0.5), abs=1e-12)
     data = card.to_dict()

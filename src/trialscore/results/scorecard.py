@@ -1,22 +1,9 @@
 r"""Score each group of read results: metrics with intervals, flaky items, seed-002 advice.
 
-This is what ``trialscore score`` prints.  Metric names:
-
-==================  ====================================================  =========
-name                estimator (:mod:`trialscore.estimators`)               uses k
-==================  ====================================================  =========
-``avg``             mean pass rate (= pass@1)                              no
-``pass@k``          unbiased pass@k                                        yes
-``pass^k``          pass^k, all k drawn trials pass                        yes
-``g-pass@k``        G-Pass@k_tau, at least ``ceil(tau k)`` pass (``tau``)  yes
-``mg-pass@k``       mG-Pass@k                                              yes
-``maj@k``           strict majority of k passes                            yes
-``bayes``           Bayes@N posterior mean, credible interval              no
-==================  ====================================================  =========
-
-(The library's ``g_pass_at_k`` is seed 004's alias of pass^k; here ``g-pass@k``
-names G-Pass@k_tau with the given ``tau``, default 0.5, and the output calls it
-``g-pass@k_tau``.)
+This is what ``trialscore score`` prints.  Metric names are those of the one
+registry, :mod:`trialscore.metrics` (``avg``, ``pass@k``, ``pass^k``,
+``g-pass@k_tau``, ``mg-pass@k``, ``maj@k``, ``bayes`` and their aliases); the
+ambiguous ``g-pass@k`` is refused with both meanings named.
 
 Intervals (``ci``), at ``level``:
 
@@ -59,12 +46,12 @@ import numpy as np
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import item_scores
+from trialscore.metrics import METRICS, resolve_metric
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
 
 __all__ = [
     "CI_METHODS",
-    "METRICS",
     "GroupScore",
     "MetricScore",
     "MetricSpec",
@@ -73,18 +60,6 @@ __all__ = [
     "metric_specs",
     "score_group",
 ]
-
-#: CLI metric name -> (estimator name, takes k).
-METRICS: dict[str, tuple[str, bool]] = {
-    "avg": ("avg", False),
-    "pass@k": ("pass@k", True),
-    "pass^k": ("pass^k", True),
-    "g-pass@k": ("g-pass@k_tau", True),
-    "g-pass@k_tau": ("g-pass@k_tau", True),
-    "mg-pass@k": ("mg-pass@k", True),
-    "maj@k": ("maj@k", True),
-    "bayes": ("bayes", False),
-}
 
 #: Interval methods and what they compute.
 CI_METHODS: dict[str, str] = {
@@ -116,16 +91,13 @@ class MetricSpec:
         >>> MetricSpec("pass^k", 3).label, MetricSpec("g-pass@k_tau", 4, 0.5).label
         ('pass^3', 'g-pass@4_tau=0.5')
         """
-        if self.k is None:
-            return self.metric
-        text = self.metric.replace("@k", f"@{self.k}").replace("^k", f"^{self.k}")
-        return text.replace("_tau", f"_tau={self.tau:g}") if self.tau is not None else text
+        return METRICS[self.metric].label_for(self.k, self.tau)
 
 
 def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) -> list[MetricSpec]:
     """Expand metric names over the ``k`` values (k-free metrics once each).
 
-    >>> [spec.label for spec in metric_specs(["pass@k", "bayes", "g-pass@k"], [1, 3])]
+    >>> [spec.label for spec in metric_specs(["pass@k", "bayes", "g-pass@k_tau"], [1, 3])]
     ['pass@1', 'pass@3', 'bayes', 'g-pass@1_tau=0.5', 'g-pass@3_tau=0.5']
     >>> metric_specs(["pass@x"], [1])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
@@ -134,17 +106,14 @@ def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) ->
     """
     specs: list[MetricSpec] = []
     for name in metrics:
-        key = name.strip().lower()
-        if key not in METRICS:
-            raise EvaluationError(f"metric must be one of {', '.join(METRICS)}; got {name!r}")
-        estimator, takes_k = METRICS[key]
-        if not takes_k:
-            specs.append(MetricSpec(estimator))
+        metric = resolve_metric(name)
+        if not metric.needs_k:
+            specs.append(MetricSpec(metric.name))
             continue
         if not ks:
             raise EvaluationError(f"metric {name!r} needs at least one k; got none")
         for k in ks:
-            specs.append(MetricSpec(estimator, int(k), tau if estimator == "g-pass@k_tau" else None))
+            specs.append(MetricSpec(metric.name, int(k), tau if metric.needs_tau else None))
     return specs
 
 
