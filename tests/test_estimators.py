@@ -437,3 +437,22 @@ def test_small_banks_are_correctly_rounded() -> None:
 
 def test_seed_spelling_takes_the_tao_keyword() -> None:
     assert ts.g_pass_at_k_tao(SEED_R, 2, tao=0.5) == ts.g_pass_at_k_tau(SEED_R, 2, tau=0.5)
+
+
+def test_bayes_with_huge_weights_does_not_overflow() -> None:
+    R = [[0, 1, 2], [1, 2, 2]]
+    mu, sigma = ts.bayes(R, w=[0, 1, 2])
+    for scale in (1e155, 1e300):
+        big_mu, big_sigma = ts.bayes(R, w=[0, scale, 2 * scale])
+        assert big_mu == pytest.approx(mu * scale, rel=1e-14) and big_sigma == pytest.approx(
+            sigma * scale, rel=1e-14
+        )
+
+
+def test_g_pass_at_k_tao_takes_the_seed_keyword() -> None:
+    R = [[1, 0, 1, 1], [0, 0, 1, 0]]
+    assert (
+        ts.g_pass_at_k_tao(R, 4, tao=0.5)
+        == ts.g_pass_at_k_tau(R, 4, tau=0.5)
+        == ts.g_pass_at_k_tao(R, 4, 0.5)
+    )

@@ -220,3 +220,13 @@ def test_numerical_score_record_round_trips_json() -> None:
     assert NumericalScore(**data) == result
     with pytest.raises(AttributeError):
         result.score = 0.0  # type: ignore[misc]
+
+
+def test_unknown_config_keys_are_errors_and_no_of_trials_is_an_alias() -> None:
+    from trialscore.multi_sample import PassAtK
+
+    assert dict(PassAtK(config={"k_value": 2, "no_of_trials": 3}).config) == {"k_value": 2, "num_trials": 3}
+    with pytest.raises(EvaluationError, match="got unknown 'trials'"):
+        PassAtK(config={"k_value": 2, "trials": 3})
+    with pytest.raises(EvaluationError, match="give one"):
+        PassAtK(config={"k_value": 2, "num_trials": 3, "no_of_trials": 4})

@@ -54,6 +54,10 @@ __all__ = [
 K_VALUE = "k_value"
 #: Config key of the number of trials ``n`` each case was run for.
 NO_OF_TRIALS = "num_trials"
+#: agent_inspect's spelling of :data:`NO_OF_TRIALS`, accepted as an alias.
+NO_OF_TRIALS_ALIAS = "no_of_trials"
+#: The config keys a multi-sample metric reads; any other key is an error, not silently ignored.
+CONFIG_KEYS = (K_VALUE, NO_OF_TRIALS)
 
 
 def _describe(value: object) -> str:
@@ -113,7 +117,21 @@ class MultiSampleMetric(ABC):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         if config is not None and not isinstance(config, Mapping):
             raise EvaluationError(f"config must be a mapping or None; got {_describe(config)}")
-        self.config: Mapping[str, Any] = MappingProxyType(dict(config or {}))
+        settings = dict(config or {})
+        if NO_OF_TRIALS_ALIAS in settings:  # agent_inspect's spelling
+            if NO_OF_TRIALS in settings and settings[NO_OF_TRIALS] != settings[NO_OF_TRIALS_ALIAS]:
+                raise EvaluationError(
+                    f"config gives {NO_OF_TRIALS}={settings[NO_OF_TRIALS]!r} and its alias "
+                    f"{NO_OF_TRIALS_ALIAS}={settings[NO_OF_TRIALS_ALIAS]!r}; give one"
+                )
+            settings[NO_OF_TRIALS] = settings.pop(NO_OF_TRIALS_ALIAS)
+        unknown = sorted(str(key) for key in settings if key not in CONFIG_KEYS)
+        if unknown:
+            raise EvaluationError(
+                f"config keys must be among {', '.join(CONFIG_KEYS)} (or {NO_OF_TRIALS_ALIAS}); "
+                f"got unknown {', '.join(repr(key) for key in unknown)}"
+            )
+        self.config: Mapping[str, Any] = MappingProxyType(settings)
 
     @abstractmethod
     def compute(self, scorer_results: Sequence[NumericalScore]) -> NumericalScore:
