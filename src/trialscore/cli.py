@@ -323,6 +323,14 @@ class ReadOptions:
     allow_repeated_trials: bool = False
     cluster_col: str | None = None
 
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> ReadOptions:
+        """The reading options among a command's parameters (``errors_policy`` is ``errors``)."""
+        names = {"errors": "errors_policy"}
+        return cls(
+            **{f: params[names.get(f, f)] for f in cls.__dataclass_fields__ if names.get(f, f) in params}
+        )
+
 
 def _read(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:
     from trialscore.results.columns import ColumnMap
@@ -408,18 +416,7 @@ def score(
         from trialscore.results.scorecard import metric_specs, score_group
 
         groups_by = _split(by)
-        options = ReadOptions(
-            item_col,
-            trial_col,
-            pass_col,
-            score_col,
-            verdict_col,
-            threshold,
-            skip_invalid,
-            errors_policy,
-            allow_repeated_trials,
-            cluster_col,
-        )
+        options = ReadOptions.of(locals())
         counts = _read(files, groups_by, options)
         ks = _ks(k) or _default_ks(counts)
         specs = metric_specs(_split(metric), ks, tau)
@@ -692,18 +689,7 @@ def compare(
     """
     with _bad_input():
         groups_by = _split(by)
-        options = ReadOptions(
-            item_col,
-            trial_col,
-            pass_col,
-            score_col,
-            verdict_col,
-            threshold,
-            skip_invalid,
-            errors_policy,
-            allow_repeated_trials,
-            cluster_col,
-        )
+        options = ReadOptions.of(locals())
         base_counts = _read([baseline], groups_by, options)
         cand_counts = _read([candidate], groups_by, options)
         base_groups, cand_groups = _group_map(base_counts), _group_map(cand_counts)
@@ -855,17 +841,7 @@ def rank(
         groups_by = _split(by)
         if not groups_by:
             raise EvaluationError("--by must name the column(s) that identify a model; got none")
-        options = ReadOptions(
-            item_col,
-            trial_col,
-            pass_col,
-            score_col,
-            verdict_col,
-            threshold,
-            skip_invalid,
-            errors_policy,
-            allow_repeated_trials,
-        )
+        options = ReadOptions.of(locals())
         counts = _read(files, groups_by, options)
         models = list(counts.groups())
         if len(models) < 2:
@@ -991,17 +967,7 @@ def plan(
         if pilot is None and (by or pilot_candidate):
             raise EvaluationError("--by and --pilot-candidate read a pilot file; give --pilot")
         groups_by = _split(by)
-        options = ReadOptions(
-            item_col,
-            trial_col,
-            pass_col,
-            score_col,
-            verdict_col,
-            threshold,
-            skip_invalid,
-            errors_policy,
-            allow_repeated_trials,
-        )
+        options = ReadOptions.of(locals())
         pilots: list[tuple[str, Any, Any]] = [("all", None, None)]
         if pilot is not None:
             base = _group_map(_read([pilot], groups_by, options))

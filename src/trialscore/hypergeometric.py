@@ -360,6 +360,22 @@ def exact_expectation(
     """
     n_list = np.asarray(n).ravel().tolist()
     c_list = np.asarray(c).ravel().tolist()
+    terms = _exact_terms(n_list, k, credit)
+    if terms is None:
+        return None
+    used, complement = terms
+    out = np.empty(len(n_list))
+    for i, (trials, hits) in enumerate(zip(n_list, c_list, strict=True)):
+        numerator, denominator = _exact_ratio(trials, hits, k, credit, scale, used, complement)
+        out[i] = numerator / denominator
+    return out
+
+
+def _exact_terms(n_list: list[int], k: int, credit: list[int]) -> tuple[list[int], bool] | None:
+    """The ``j`` to sum (and whether it is the complement) for exact sums; None when too costly.
+
+    A 0/1 ``credit`` is summed over whichever of its zeros or ones is shorter.
+    """
     if not n_list or max(n_list) > EXACT_MAX_TRIALS:
         return None
     ones = [j for j, w in enumerate(credit) if w]
@@ -367,11 +383,7 @@ def exact_expectation(
     used = [j for j, w in enumerate(credit) if not w] if complement else ones
     if len(n_list) * len(used) > EXACT_MAX_TERMS:
         return None
-    out = np.empty(len(n_list))
-    for i, (trials, hits) in enumerate(zip(n_list, c_list, strict=True)):
-        numerator, denominator = _exact_ratio(trials, hits, k, credit, scale, used, complement)
-        out[i] = numerator / denominator
-    return out
+    return used, complement
 
 
 def _exact_ratio(
@@ -410,13 +422,10 @@ def exact_bank_mean(
     n_list = np.asarray(n).ravel().tolist()
     c_list = np.asarray(c).ravel().tolist()
     f_list = np.asarray(freq).ravel().tolist()
-    if not n_list or max(n_list) > EXACT_MAX_TRIALS or len(set(n_list)) > EXACT_MAX_TRIAL_COUNTS:
+    terms = _exact_terms(n_list, k, credit) if len(set(n_list)) <= EXACT_MAX_TRIAL_COUNTS else None
+    if terms is None:
         return None
-    ones = [j for j, w in enumerate(credit) if w]
-    complement = set(credit) <= {0, 1} and len(ones) > (k + 1) / 2
-    used = [j for j, w in enumerate(credit) if not w] if complement else ones
-    if len(n_list) * len(used) > EXACT_MAX_TERMS:
-        return None
+    used, complement = terms
     sums: dict[int, int] = {}
     denominators: dict[int, int] = {}
     for trials, hits, count in zip(n_list, c_list, f_list, strict=True):
