@@ -1,4 +1,4 @@
-"""The installed ``trialscore`` entry point, run as a subprocess on files written here.
+"""The ``trialscore`` command line, run in process on files written here (and once as a subprocess).
 
 JSON output is checked against the library functions computed from the same trials.
 """
@@ -12,13 +12,16 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from trialscore.advice import insights
 from trialscore.bank import Bank
+from trialscore.cli import app
 from trialscore.estimators import pass_at_k, pass_hat_k
 from trialscore.ranking import rank_models
 from trialscore.results.records import TrialRecord
@@ -33,12 +36,37 @@ from trialscore.stats import (
 SCRIPT = shutil.which("trialscore", path=str(Path(sys.executable).parent))
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+@dataclass(frozen=True)
+class Ran:
+    """What a command printed and its exit code."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def run(*args: str) -> Ran:
+    """Run ``trialscore ARGS`` in process (Typer's CliRunner), as the script would."""
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200", "NO_COLOR": "1"})
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Ran(result.exit_code, result.stdout, result.stderr)
+
+
+def test_the_installed_script_runs_a_command() -> None:
+    """One subprocess smoke test of the installed entry point."""
     assert SCRIPT is not None, "the trialscore script is not installed next to the test interpreter"
     env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run(
-        [SCRIPT, *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=env, check=False
+    done = subprocess.run(
+        [SCRIPT, "plan", "--delta", "0.1", "--pass-rate", "0.5", "--trials", "3", "-f", "json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
     )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["command"] == "plan"
 
 
 def _outcomes(seed: int, models: dict[str, float], cases: int = 12, trials: int = 6) -> dict[str, np.ndarray]:

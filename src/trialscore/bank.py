@@ -111,6 +111,20 @@ def _binary_row_sums(array: np.ndarray, name: str) -> IntArray:
     return folded
 
 
+def _item_ids(ids: Sequence[object], items: int) -> NDArray[np.object_]:
+    """``ids`` as an object array of ``items`` unique ids."""
+    array = np.empty(len(ids), dtype=object)
+    array[:] = list(ids)
+    if array.size != items:
+        raise EvaluationError(f"ids must hold one id per item; got {array.size} ids for {items} items")
+    seen: set[object] = set()
+    for item in array.tolist():
+        if item in seen:
+            raise EvaluationError(f"ids must be unique; got {item!r} more than once")
+        seen.add(item)
+    return array
+
+
 def _integer_vector(values: ArrayLike, name: str) -> IntArray:
     array = np.asarray(values)
     if array.ndim != 1:
@@ -142,21 +156,28 @@ class Bank:
     ([3, 5], [2, 4])
     >>> bank.items, bank.min_trials
     (2, 3)
+
+    A bank may carry its items' ids (``ids``, one unique id per item): comparisons then pair
+    two banks by id, and :meth:`select` picks items by id.
     """
 
     n: IntArray
     c: IntArray
+    ids: NDArray[np.object_] | None = None
 
     def __post_init__(self) -> None:
-        for field in (self.n, self.c):
-            field.setflags(write=False)
+        for field in (self.n, self.c, self.ids):
+            if field is not None:
+                field.setflags(write=False)
 
     @classmethod
-    def from_counts(cls, n: ArrayLike, c: ArrayLike) -> Bank:
-        """Items with ``n[i]`` trials of which ``c[i]`` passed.
+    def from_counts(cls, n: ArrayLike, c: ArrayLike, ids: Sequence[object] | None = None) -> Bank:
+        """Items with ``n[i]`` trials of which ``c[i]`` passed (and, optionally, id ``ids[i]``).
 
         >>> Bank.from_counts([5, 5], [3, 4]).c.tolist()
         [3, 4]
+        >>> Bank.from_counts([5, 5], [3, 4], ids=["q1", "q2"]).select(["q2"]).c.tolist()
+        [4]
         >>> Bank.from_counts([5], [6])
         Traceback (most recent call last):
         ...
@@ -178,7 +199,31 @@ class Bank:
             raise EvaluationError(
                 f"c must satisfy 0 <= c <= n; got c={c_arr[item]} with n={n_arr[item]} at item {item}"
             )
-        return cls(n_arr, c_arr)
+        return cls(n_arr, c_arr, None if ids is None else _item_ids(ids, n_arr.size))
+
+    def select(self, ids: Sequence[object]) -> Bank:
+        """The items named ``ids``, in that order (the bank must carry ids).
+
+        >>> bank = Bank.from_counts([3, 4, 5], [1, 2, 3], ids=["a", "b", "c"])
+        >>> bank.select(["c", "a"]).n.tolist()
+        [5, 3]
+        >>> bank.select(["d"])
+        Traceback (most recent call last):
+        ...
+        trialscore.errors.EvaluationError: ids must name items of the bank; got 'd', which it does not hold
+        """
+        if self.ids is None:
+            raise EvaluationError("select needs a bank that carries item ids; this one has none")
+        position = {item: index for index, item in enumerate(self.ids.tolist())}
+        rows = []
+        for item in ids:
+            if item not in position:
+                raise EvaluationError(
+                    f"ids must name items of the bank; got {item!r}, which it does not hold"
+                )
+            rows.append(position[item])
+        index = np.array(rows, dtype=np.int64)
+        return Bank.from_counts(self.n[index], self.c[index], ids=list(ids))
 
     @classmethod
     def from_matrix(cls, R: ArrayLike, name: str = "R") -> Bank:

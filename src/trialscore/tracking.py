@@ -115,6 +115,13 @@ def _bank(run: Run, where: str) -> Bank:
     return as_bank(run, where)
 
 
+def _ids(run: Run, bank: Bank) -> set[object] | None:
+    """The item ids of a named run (a mapping, or a bank carrying ids); None for an unnamed one."""
+    if isinstance(run, Mapping):
+        return set(run.keys())
+    return None if bank.ids is None else set(bank.ids.tolist())
+
+
 def track_category(
     task_category: str,
     history: Sequence[tuple[date | datetime | str, Run]],
@@ -159,11 +166,8 @@ def track_category(
     if len(dated) > 1:
         _, previous_index, previous = dated[-2]
         earlier = _bank(previous, f"history[{previous_index}] run")
-        if (
-            isinstance(previous, Mapping)
-            and isinstance(latest, Mapping)
-            and len(previous.keys() & latest.keys()) >= 2
-        ):
+        ids_before, ids_now = _ids(previous, earlier), _ids(latest, bank)
+        if ids_before is not None and ids_now is not None and len(ids_before & ids_now) >= 2:
             comparison = compare_paired(previous, latest, "avg", alpha=alpha)
         elif earlier.items >= 2 and bank.items >= 2:
             comparison = compare_unpaired(earlier, bank, "avg", alpha=alpha)

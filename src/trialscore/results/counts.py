@@ -167,7 +167,7 @@ class GroupCounts:
         return int(self.errored.sum())
 
     def bank(self) -> Bank:
-        """The group's items with ``n >= 1`` as a :class:`~trialscore.bank.Bank`."""
+        """The group's items with ``n >= 1`` as a :class:`~trialscore.bank.Bank` carrying their ids."""
         n = self.n
         keep = n > 0
         if not keep.any():
@@ -175,7 +175,7 @@ class GroupCounts:
                 f"group {self.label} has no graded trial: all {self.errored_trials} trials errored "
                 "(count errored trials as failures with errors='fail')"
             )
-        return Bank.from_counts(n[keep], self.c[keep])
+        return Bank.from_counts(n[keep], self.c[keep], ids=self.item[keep].tolist())
 
     def bank_clusters(self) -> NDArray[np.object_] | None:
         """The cluster of each item of :meth:`bank`, in its order (None when read without clusters).

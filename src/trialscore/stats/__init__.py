@@ -7,48 +7,55 @@
 'identical'
 """
 
-from trialscore.stats.bootstrap import (
-    bootstrap_distribution,
-    bootstrap_interval,
-    bootstrap_mean_interval,
-    resample_histogram,
-)
-from trialscore.stats.compare import (
-    BayesComparison,
-    Comparison,
-    compare_bayes,
-    compare_clustered,
-    compare_paired,
-    compare_unpaired,
-    sign_flip_p_value,
-)
-from trialscore.stats.intervals import (
-    Interval,
-    bayes_interval,
-    bounded_mean_interval,
-    clustered_interval,
-    item_interval,
-    mean_interval,
-    normal_quantile,
-    proportion_interval,
-)
-from trialscore.stats.power import (
-    SampleSizePlan,
-    design_power,
-    detectable_effect,
-    items_needed,
-    minimum_detectable_effect,
-    plan_sample_size,
-    trials_needed,
-)
-from trialscore.stats.variance import (
-    ClusteredStandardError,
-    VarianceDecomposition,
-    clustered_standard_error,
-    decompose_variance,
-    item_moments,
-    standard_error,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from trialscore.stats.bootstrap import (
+        bootstrap_distribution,
+        bootstrap_interval,
+        bootstrap_mean_interval,
+        resample_histogram,
+    )
+    from trialscore.stats.compare import (
+        BayesComparison,
+        Comparison,
+        beat_probability,
+        compare_bayes,
+        compare_clustered,
+        compare_paired,
+        compare_unpaired,
+        sign_flip_p_value,
+    )
+    from trialscore.stats.intervals import (
+        Interval,
+        bayes_interval,
+        bounded_mean_interval,
+        clustered_interval,
+        item_interval,
+        mean_interval,
+        normal_quantile,
+        proportion_interval,
+    )
+    from trialscore.stats.power import (
+        SampleSizePlan,
+        design_power,
+        detectable_effect,
+        items_needed,
+        minimum_detectable_effect,
+        plan_sample_size,
+        trials_needed,
+    )
+    from trialscore.stats.variance import (
+        ClusteredStandardError,
+        VarianceDecomposition,
+        clustered_standard_error,
+        decompose_variance,
+        item_moments,
+        standard_error,
+    )
 
 __all__ = [
     "BayesComparison",
@@ -58,6 +65,7 @@ __all__ = [
     "SampleSizePlan",
     "VarianceDecomposition",
     "bayes_interval",
+    "beat_probability",
     "bootstrap_distribution",
     "bootstrap_interval",
     "bootstrap_mean_interval",
@@ -84,3 +92,53 @@ __all__ = [
     "standard_error",
     "trials_needed",
 ]
+
+#: The submodule of each public name: imported on first use, so reading a file and scoring it with
+#: the default interval never imports the bootstrap, the comparisons or the power analysis.
+_HOMES = {
+    "bootstrap_distribution": "bootstrap",
+    "bootstrap_interval": "bootstrap",
+    "bootstrap_mean_interval": "bootstrap",
+    "resample_histogram": "bootstrap",
+    "BayesComparison": "compare",
+    "Comparison": "compare",
+    "beat_probability": "compare",
+    "compare_bayes": "compare",
+    "compare_clustered": "compare",
+    "compare_paired": "compare",
+    "compare_unpaired": "compare",
+    "sign_flip_p_value": "compare",
+    "Interval": "intervals",
+    "bayes_interval": "intervals",
+    "bounded_mean_interval": "intervals",
+    "clustered_interval": "intervals",
+    "item_interval": "intervals",
+    "mean_interval": "intervals",
+    "normal_quantile": "intervals",
+    "proportion_interval": "intervals",
+    "SampleSizePlan": "power",
+    "design_power": "power",
+    "detectable_effect": "power",
+    "items_needed": "power",
+    "minimum_detectable_effect": "power",
+    "plan_sample_size": "power",
+    "trials_needed": "power",
+    "ClusteredStandardError": "variance",
+    "VarianceDecomposition": "variance",
+    "clustered_standard_error": "variance",
+    "decompose_variance": "variance",
+    "item_moments": "variance",
+    "standard_error": "variance",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binom
 
 from trialscore.bank import Bank
 from trialscore.estimators import avg, estimator_by_name, state_scores
 from trialscore.hypergeometric import CHUNK_CELLS
+from trialscore.stats import _scipy
 
 __all__ = ["trial_noise_variances"]
 
@@ -45,7 +45,7 @@ def trial_noise_variances(bank: Bank, metric: str, k: int | None, tau: object) -
         step = max(1, CHUNK_CELLS // (trials + 1))
         for start in range(0, rows.size, step):
             chunk = rows[start : start + step]
-            pmf = binom.pmf(successes[None, :], trials, ((c[chunk] + 0.5) / (trials + 1))[:, None])
+            pmf = _scipy.binom.pmf(successes[None, :], trials, ((c[chunk] + 0.5) / (trials + 1))[:, None])
             mean = pmf @ values
             out[chunk] = np.maximum(pmf @ values**2 - mean**2, 0.0) * (trials + 1) / (trials + 2)
     return out[index]

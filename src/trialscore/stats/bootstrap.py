@@ -46,11 +46,11 @@ from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import ndtr, ndtri
 
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores, states_mean
+from trialscore.stats import _scipy
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
 
@@ -158,13 +158,13 @@ def _bca_probabilities(
     tied = np.isclose(draws, estimate, rtol=1e-12, atol=0.0)
     below = np.count_nonzero((draws < estimate) & ~tied) + 0.5 * np.count_nonzero(tied)
     share = min(max(below / resamples, 0.5 / resamples), 1.0 - 0.5 / resamples)
-    z0 = float(ndtri(share))
+    z0 = float(_scipy.ndtri(share))
     tails = []
     for tail in (alpha / 2.0, 1.0 - alpha / 2.0):
-        shifted = z0 + float(ndtri(tail))
+        shifted = z0 + float(_scipy.ndtri(tail))
         denominator = 1.0 - acceleration * shifted
         adjusted = z0 + shifted / denominator if denominator > 0 else math.copysign(math.inf, shifted)
-        tails.append(float(ndtr(adjusted)))
+        tails.append(float(_scipy.ndtr(adjusted)))
     return tails[0], tails[1]
 
 

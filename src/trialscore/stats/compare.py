@@ -93,11 +93,11 @@ from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammaln, ndtr, ndtri, stdtr, stdtrit
 
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
-from trialscore.estimators import avg, estimator_by_name, item_scores
+from trialscore.estimators import avg, bayes, estimator_by_name, item_scores
+from trialscore.stats import _scipy
 from trialscore.stats._checks import check_count, check_probability, check_values
 from trialscore.stats._noise import trial_noise_variances
 from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
@@ -106,6 +106,7 @@ from trialscore.stats.power import detectable_effect
 __all__ = [
     "BayesComparison",
     "Comparison",
+    "beat_probability",
     "compare_bayes",
     "compare_clustered",
     "compare_paired",
@@ -139,7 +140,7 @@ def _half_binomial_pmf(size: int) -> FloatArray:
     """
     j = np.arange(size + 1)
     pmf: FloatArray = np.exp(
-        gammaln(size + 1) - gammaln(j + 1) - gammaln(size - j + 1) - size * math.log(2.0)
+        _scipy.gammaln(size + 1) - _scipy.gammaln(j + 1) - _scipy.gammaln(size - j + 1) - size * math.log(2.0)
     )
     return pmf
 
@@ -230,6 +231,8 @@ def _run_items(
         values, noise = _per_item_values([list(row) for row in run.values()], metric, k, tau, name)
     else:
         values, noise = _per_item_values(run, metric, k, tau, name)
+        if ids is None and isinstance(run, Bank) and run.ids is not None:
+            ids = run.ids.tolist()
         keys = None if ids is None else list(ids)
         if keys is not None and len(keys) != values.size:
             raise EvaluationError(
@@ -322,7 +325,7 @@ def _verdict(interval: Interval, identical: bool, test: str) -> tuple[str, str]:
 def _normal_p(delta: float, se: float) -> float:
     if se == 0:
         return 1.0 if delta == 0 else 0.0
-    return float(2 * ndtr(-abs(delta) / se))
+    return float(2 * _scipy.ndtr(-abs(delta) / se))
 
 
 def compare_paired(
@@ -398,11 +401,11 @@ def compare_paired(
     floor = max(float(noise_a.mean()), float(noise_b.mean()))
     se = math.sqrt(max(spread, floor) / items)
     df = items - 1
-    half = float(stdtrit(df, 1 - alpha / 2)) * se
+    half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
     interval = Interval(delta, delta - half, delta + half, 1 - alpha, "paired t", items, se)
     test = "paired t-test (df = items - 1) with the SE floored by the noisier run's trial noise"
     method = f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")")
-    p_value = float(2 * stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
+    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
     sign_flip, sign_flip_method = (
         sign_flip_p_value(differences, permutations, seed) if permutations else (None, None)
     )
@@ -472,8 +475,8 @@ def compare_unpaired(
     delta = float(values_b.mean() - values_a.mean())
     if se > 0:
         df = se**4 / (share_a**2 / (values_a.size - 1) + share_b**2 / (values_b.size - 1))
-        half = float(stdtrit(df, 1 - alpha / 2)) * se
-        p_value = float(2 * stdtr(df, -abs(delta) / se))
+        half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
+        p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se))
         mde = detectable_effect(se, df, alpha, MDE_POWER)
     else:
         half, p_value, mde = 0.0, (1.0 if delta == 0 else 0.0), 0.0
@@ -577,7 +580,7 @@ def compare_bayes(
         z = delta / sigma
     else:
         z = 0.0 if delta == 0 else math.copysign(math.inf, delta)
-    threshold = float(ndtri(confidence))
+    threshold = float(_scipy.ndtri(confidence))
     rule = (
         f"identical if both posteriors have the same mean and sd; improvement if z >= {threshold:.4g}, "
         f"regression if z <= {-threshold:.4g} (z = delta / sqrt(sigma_a^2 + sigma_b^2), threshold "
@@ -593,8 +596,31 @@ def compare_bayes(
         verdict = "within_noise"
     overlap = first.low <= second.high and second.low <= first.high
     return BayesComparison(
-        first, second, delta, sigma, z, float(ndtr(z)), alpha, confidence, overlap, verdict, rule
+        first, second, delta, sigma, z, float(_scipy.ndtr(z)), alpha, confidence, overlap, verdict, rule
     )
+
+
+def beat_probability(
+    better: Run, worse: Run, metric: str = "avg", k: int | None = None, tau: object = None
+) -> float:
+    r"""The probability that ``better`` truly scores above ``worse`` on their shared items.
+
+    For Bayes@N it is the posterior probability of :func:`compare_bayes`,
+    :math:`\Phi(z)`; for any other metric the normal approximation of the paired
+    per-item differences of :func:`compare_paired`, :math:`\Phi(\hat\delta / \widehat{SE})`
+    (0, 1/2 or 1 when the floored SE is 0).  Runs are paired as :func:`compare_paired` pairs them.
+
+    >>> round(beat_probability([[1, 1, 1, 0]] * 30, [[1, 0, 0, 0]] * 30, "bayes"), 4)
+    1.0
+    >>> round(beat_probability([[1, 1, 0, 1, 0]] * 4, [[1, 0, 0, 1, 0]] * 4), 3)
+    0.975
+    """
+    if estimator_by_name(metric) is bayes:
+        return compare_bayes(worse, better).probability  # type: ignore[arg-type]
+    result = compare_paired(worse, better, metric, k, tau, permutations=0)
+    if result.se == 0:
+        return 1.0 if result.delta > 0 else 0.0 if result.delta < 0 else 0.5
+    return float(_scipy.ndtr(result.delta / result.se))
 
 
 def compare_clustered(
@@ -658,7 +684,7 @@ def compare_clustered(
         clustered.se,
     )
     delta, se, df = interval.estimate, float(interval.se or 0.0), len(set(keys)) - 1
-    p_value = float(2 * stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
+    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
     test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
     verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test)
     shared_set = set(shared)

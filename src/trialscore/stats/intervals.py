@@ -41,11 +41,11 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import betaincinv, ndtri, stdtrit
 
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import _weights, bayes, state_scores, states_mean
+from trialscore.stats import _scipy
 from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.variance import clustered_standard_error
 
@@ -134,7 +134,7 @@ def normal_quantile(level: float) -> float:
     >>> round(normal_quantile(0.95), 6)
     1.959964
     """
-    return float(ndtri(0.5 + 0.5 * check_probability(level, "level")))
+    return float(_scipy.ndtri(0.5 + 0.5 * check_probability(level, "level")))
 
 
 _PROPORTION_METHODS = {
@@ -156,14 +156,14 @@ def _wilson(c: int, n: int, z: float) -> tuple[float, float]:
 
 
 def _clopper_pearson(c: int, n: int, alpha: float) -> tuple[float, float]:
-    low = float(betaincinv(c, n - c + 1, alpha / 2)) if c > 0 else 0.0
-    high = float(betaincinv(c + 1, n - c, 1 - alpha / 2)) if c < n else 1.0
+    low = float(_scipy.betaincinv(c, n - c + 1, alpha / 2)) if c > 0 else 0.0
+    high = float(_scipy.betaincinv(c + 1, n - c, 1 - alpha / 2)) if c < n else 1.0
     return low, high
 
 
 def _jeffreys(c: int, n: int, alpha: float) -> tuple[float, float]:
-    low = float(betaincinv(c + 0.5, n - c + 0.5, alpha / 2)) if c > 0 else 0.0
-    high = float(betaincinv(c + 0.5, n - c + 0.5, 1 - alpha / 2)) if c < n else 1.0
+    low = float(_scipy.betaincinv(c + 0.5, n - c + 0.5, alpha / 2)) if c > 0 else 0.0
+    high = float(_scipy.betaincinv(c + 0.5, n - c + 0.5, 1 - alpha / 2)) if c < n else 1.0
     return low, high
 
 
@@ -270,7 +270,7 @@ def mean_interval(
         name = "t" if n < T_BELOW else "normal"
     estimate = float(data.mean())
     se = float(data.std(ddof=1)) / math.sqrt(n)
-    quantile = float(stdtrit(n - 1, 0.5 + 0.5 * level)) if name == "t" else normal_quantile(level)
+    quantile = float(_scipy.stdtrit(n - 1, 0.5 + 0.5 * level)) if name == "t" else normal_quantile(level)
     low, high = _clipped(estimate, estimate - quantile * se, estimate + quantile * se, limits)
     return Interval(estimate, low, high, level, name, n, se, limits)
 
@@ -306,7 +306,7 @@ def clustered_interval(
     level = check_probability(level, "level")
     limits = _clip_range(clip)
     result = clustered_standard_error(values, clusters)
-    quantile = float(stdtrit(result.clusters - 1, 0.5 + 0.5 * level))
+    quantile = float(_scipy.stdtrit(result.clusters - 1, 0.5 + 0.5 * level))
     estimate = result.estimate
     se = max(result.se, float(se_floor))
     low, high = _clipped(estimate, estimate - quantile * se, estimate + quantile * se, limits)
@@ -369,8 +369,8 @@ def bayes_interval(
     kappa = m * (1.0 - m) / (sigma / span) ** 2 - 1.0
     tail = 0.5 * (1.0 - level)
     a, b = m * kappa, (1.0 - m) * kappa
-    low = lowest + span * float(betaincinv(a, b, tail))
-    high = lowest + span * float(betaincinv(a, b, 1.0 - tail))
+    low = lowest + span * float(_scipy.betaincinv(a, b, tail))
+    high = lowest + span * float(_scipy.betaincinv(a, b, 1.0 - tail))
     return Interval(mu, low, high, level, BAYES_METHOD, int(items), sigma)
 
 
@@ -386,7 +386,9 @@ def _effective_wilson(
     # spread <= bernoulli for values in [0, 1]; equality (0/1 values) means the units are the trials.
     n_eff = units * bernoulli / spread if spread > 0.0 else max_n
     n_eff = min(max(n_eff, float(units)), max_n)
-    quantile = normal_quantile(level) if binary or units < 2 else float(stdtrit(units - 1, 0.5 + 0.5 * level))
+    quantile = (
+        normal_quantile(level) if binary or units < 2 else float(_scipy.stdtrit(units - 1, 0.5 + 0.5 * level))
+    )
     low, high = _wilson_real(estimate, n_eff, quantile)
     low = 0.0 if estimate == 0.0 else min(max(low, 0.0), estimate)
     high = 1.0 if estimate == 1.0 else max(min(high, 1.0), estimate)

@@ -71,12 +71,10 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
-from scipy.special import nctdtr, ndtri, stdtrit
-from scipy.stats import nct
 
 from trialscore.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
+from trialscore.stats import _scipy
 from trialscore.stats._checks import check_count, check_probability, check_real
 from trialscore.stats.variance import item_moments
 
@@ -120,13 +118,13 @@ def _t_power(noncentrality: float, df: float, alpha: float) -> float:
     """Power of the two-sided level-``alpha`` t-test at noncentrality ``|delta|/SE``."""
     if math.isinf(noncentrality):
         return 1.0
-    critical = float(stdtrit(df, 1 - alpha / 2))
-    upper = 1.0 - float(nctdtr(df, noncentrality, critical))
-    lower = float(nctdtr(df, noncentrality, -critical))
+    critical = float(_scipy.stdtrit(df, 1 - alpha / 2))
+    upper = 1.0 - float(_scipy.nctdtr(df, noncentrality, critical))
+    lower = float(_scipy.nctdtr(df, noncentrality, -critical))
     # nctdtr returns NaN in some far tails: the upper one then comes from scipy.stats (slower, no NaN),
     # the lower one is below 1e-12 there (noncentrality above ~7) and counts as 0.
     if math.isnan(upper):
-        upper = float(nct.sf(critical, df, noncentrality))
+        upper = float(_scipy.nct.sf(critical, df, noncentrality))
     return min(upper + (0.0 if math.isnan(lower) else lower), 1.0)
 
 
@@ -134,10 +132,10 @@ def _noncentrality_needed(df: float, alpha: float, power: float) -> float:
     """The noncentrality at which the two-sided t-test reaches ``power`` (power rises with it)."""
     if _t_power(0.0, df, alpha) >= power:
         return 0.0
-    high = float(stdtrit(df, 1 - alpha / 2)) + float(stdtrit(df, power)) + 1.0
+    high = float(_scipy.stdtrit(df, 1 - alpha / 2)) + float(_scipy.stdtrit(df, power)) + 1.0
     while _t_power(high, df, alpha) < power:
         high *= 2
-    return float(brentq(lambda value: _t_power(value, df, alpha) - power, 0.0, high, xtol=1e-12))
+    return float(_scipy.brentq(lambda value: _t_power(value, df, alpha) - power, 0.0, high, xtol=1e-12))
 
 
 def detectable_effect(se: float, df: float, alpha: float = 0.05, power: float = 0.8) -> float:
@@ -214,7 +212,7 @@ def items_needed(
     target = check_probability(power, "power")
     alpha = check_probability(alpha, "alpha")
     variance = between + within / trials
-    z_sum = float(ndtri(1 - alpha / 2) + ndtri(target))
+    z_sum = float(_scipy.ndtri(1 - alpha / 2) + _scipy.ndtri(target))
     items = max(2, math.ceil(z_sum**2 * variance / delta**2))
     while _power_at(delta, _se(items, trials, between, within), items, alpha) < target:
         items += 1

@@ -1,0 +1,70 @@
+"""Startup benchmark: a fresh ``trialscore score`` process on a small file vs ``python -c "import numpy"``.
+
+Writes a 200-row trial file (20 cases x 10 trials, 0/1 outcomes, one target) and times, best
+of ``--repeat`` fresh processes each:
+
+* the floor: ``python -c "import numpy"`` (interpreter start and NumPy);
+* the libraries every command needs: ``python -c "import numpy, duckdb, typer, rich, pydantic"``;
+* ``trialscore --help``;
+* ``trialscore score FILE --k 1`` (0/1 outcomes, pass@1: the Wilson interval needs no SciPy);
+* ``trialscore score FILE`` (default k = 1 and 10: pass@10 per item is not 0/1, its interval
+  uses Student's t, which loads ``scipy.special``).
+
+Prints each time and its ratio to the floor.  Target (issue 9): ``score`` at most 3x the floor.
+
+Run: ``python benchmarks/startup.py [--repeat 7]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _best(command: list[str], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    args = parser.parse_args()
+    script = str(Path(sys.executable).with_name("trialscore"))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trials.jsonl"
+        rows = [
+            {"case_id": f"c{case:02d}", "trial": trial, "target": "m", "passed": (case * 7 + trial) % 3 != 0}
+            for case in range(20)
+            for trial in range(10)
+        ]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        cases = {
+            'python -c "import numpy"': [sys.executable, "-c", "import numpy"],
+            "import numpy, duckdb, typer, rich, pydantic": [
+                sys.executable,
+                "-c",
+                "import numpy, duckdb, typer, rich, pydantic",
+            ],
+            "trialscore --help": [script, "--help"],
+            "trialscore score FILE --k 1": [script, "score", str(path), "--k", "1"],
+            "trialscore score FILE": [script, "score", str(path)],
+        }
+        times = {name: _best(command, args.repeat) for name, command in cases.items()}
+    floor = times['python -c "import numpy"']
+    print(f"best of {args.repeat} fresh processes; ratio to python -c 'import numpy'")
+    for name, seconds in times.items():
+        print(f"  {name:<46} {seconds * 1000:7.0f} ms  {seconds / floor:5.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,52 @@
+"""The ``trialscore`` Typer application, its consoles and the root options (``--version``)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from trialscore.terminal import stderr_console, stdout_console
+
+__all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "app", "console", "errors", "main"]
+
+#: Exit status when a gate failed (``compare --fail-on regression``).
+EXIT_GATE_FAILED = 1
+#: Exit status for bad usage or bad input (the message goes to stderr).
+EXIT_BAD_INPUT = 2
+
+app = typer.Typer(
+    name="trialscore",
+    help="Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N.",
+    no_args_is_help=True,
+    add_completion=False,
+    # Plain help and usage errors: they wrap at any terminal width instead of cutting option names.
+    rich_markup_mode=None,
+)
+#: Results (tables, JSON) go to standard output.
+console = stdout_console()
+#: Errors, warnings and progress go to standard error.
+errors = stderr_console()
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from trialscore import __version__
+
+        typer.echo(f"trialscore {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N."""
+
+
+def main() -> None:
+    """Entry point of the ``trialscore`` script."""
+    app()

@@ -1,0 +1,265 @@
+"""Options every command shares, declared once, and the plumbing behind them.
+
+The reading options (which column holds what, how invalid rows and errored trials are
+treated) are one :class:`ReadOptions` value.  :func:`reading_options` adds them to a
+command's signature, so each reading command declares ``read: ReadOptions`` and nothing
+else; :func:`read_counts` turns them into per-group counts.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+from rich.markup import escape
+
+from trialscore.cli._app import EXIT_BAD_INPUT, errors
+from trialscore.errors import EvaluationError
+from trialscore.metrics import metric_names
+
+if TYPE_CHECKING:
+    from trialscore.results.counts import GroupCounts, ItemCounts
+
+__all__ = [
+    "JSON_VERSION",
+    "METRIC_NAMES",
+    "ByOpt",
+    "ErrorPolicyOption",
+    "FilesArg",
+    "FormatOpt",
+    "LevelOpt",
+    "OutputFormat",
+    "ReadOptions",
+    "ResamplesOpt",
+    "SeedOpt",
+    "TauOpt",
+    "bad_input",
+    "default_ks",
+    "group_map",
+    "parse_ks",
+    "read_counts",
+    "reading_options",
+    "split",
+]
+
+#: Version of the JSON layout every command prints with ``--format json``.
+JSON_VERSION = 1
+
+#: The metric names of the registry, for the help of every --metric option.
+METRIC_NAMES = ", ".join(metric_names())
+
+
+class OutputFormat(str, Enum):
+    """How a command prints its result."""
+
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    csv = "csv"
+
+
+class ErrorPolicyOption(str, Enum):
+    """How errored trials enter n."""
+
+    exclude = "exclude"
+    fail = "fail"
+
+
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="Trial files or run folders: .parquet, .csv, .jsonl, .json, .npy, .npz, .eval.",
+    ),
+]
+ByOpt = Annotated[
+    str | None,
+    typer.Option("--by", help="Comma-separated group columns, e.g. target,category ('file' = per file)."),
+]
+FormatOpt = Annotated[
+    OutputFormat, typer.Option("--format", "-f", help="Output: table, json, markdown or csv.")
+]
+LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of intervals.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step (bootstrap, permutations).")]
+ResamplesOpt = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")]
+TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-pass@k_tau.")]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How trial files are read: the column options every reading command shares."""
+
+    item_col: Annotated[str | None, typer.Option("--item-col", help="Column holding the case id.")] = None
+    trial_col: Annotated[str | None, typer.Option("--trial-col", help="Column holding the trial index.")] = (
+        None
+    )
+    pass_col: Annotated[
+        str | None, typer.Option("--pass-col", help="Column holding pass/fail (true/false, 1/0).")
+    ] = None
+    score_col: Annotated[
+        str | None, typer.Option("--score-col", help="Column holding a 0..1 score (with --threshold).")
+    ] = None
+    verdict_col: Annotated[
+        str | None, typer.Option("--verdict-col", help="Column holding pass/fail/borderline/error.")
+    ] = None
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", help="A trial passes when score >= threshold.")
+    ] = None
+    skip_invalid: Annotated[
+        bool, typer.Option("--skip-invalid", help="Skip invalid rows and count them, instead of failing.")
+    ] = False
+    errors: Annotated[
+        ErrorPolicyOption,
+        typer.Option("--errors", help="Errored trials: 'exclude' from n (default) or count as 'fail'."),
+    ] = ErrorPolicyOption.exclude
+    allow_repeated_trials: Annotated[
+        bool,
+        typer.Option(
+            "--allow-repeated-trials", help="Pool rows whose (item, trial) repeat instead of failing."
+        ),
+    ] = False
+    cluster_col: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster-col",
+            help="Column naming each item's cluster (e.g. a shared passage): clustered SE, t with G-1 df.",
+        ),
+    ] = None
+
+
+R = TypeVar("R")
+
+
+def reading_options(*, clusters: bool = True) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Give a command the reading options, declared once in :class:`ReadOptions`.
+
+    The decorated command takes ``read: ReadOptions``; the command line sees one option per
+    field (``--item-col``, ``--skip-invalid``, ...), placed before ``--format``.  With
+    ``clusters=False`` the command has no ``--cluster-col``.
+    """
+    import typing
+
+    hints = typing.get_type_hints(ReadOptions, include_extras=True)
+    names = [f.name for f in fields(ReadOptions) if clusters or f.name != "cluster_col"]
+    extra = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=ReadOptions.__dataclass_fields__[name].default,
+            annotation=hints[name],
+        )
+        for name in names
+    ]
+
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command)
+        own_hints = typing.get_type_hints(command, include_extras=True)
+        own = [
+            p.replace(kind=inspect.Parameter.KEYWORD_ONLY, annotation=own_hints[p.name])
+            for p in signature.parameters.values()
+            if p.name != "read"
+        ]
+        cut = next((i for i, p in enumerate(own) if p.name == "output"), len(own))
+
+        @functools.wraps(command)
+        def wrapper(**kwargs: Any) -> R:
+            read = ReadOptions(**{name: kwargs.pop(name) for name in names})
+            return command(read=read, **kwargs)
+
+        wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*own[:cut], *extra, *own[cut:]]
+        )
+        wrapper.__annotations__ = {
+            **{k: v for k, v in own_hints.items() if k != "read"},
+            **{p.name: p.annotation for p in extra},
+        }
+        del wrapper.__wrapped__
+        return wrapper
+
+    return decorate
+
+
+@contextmanager
+def bad_input() -> Iterator[None]:
+    """Turn bad input into ``error: ...`` on stderr and exit code 2."""
+    try:
+        yield
+    except EvaluationError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+
+
+def split(text: str | None) -> list[str]:
+    """The non-empty comma-separated parts of an option value."""
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def parse_ks(text: str | None) -> list[int] | None:
+    """``--k 1,5`` as ``[1, 5]``; ``None`` when the option was not given."""
+    if text is None:
+        return None
+    values = []
+    for part in split(text):
+        try:
+            values.append(int(part))
+        except ValueError as exc:
+            raise EvaluationError(f"--k must be comma-separated whole numbers; got {text!r}") from exc
+    if not values:
+        raise EvaluationError(f"--k must name at least one k; got {text!r}")
+    return values
+
+
+def default_ks(counts: ItemCounts) -> list[int]:
+    """k = 1 and the largest k every item allows."""
+    graded = counts.graded + (counts.errored if counts.errors == "fail" else 0)
+    used = graded[graded > 0]
+    largest = int(used.min()) if used.size else 1
+    return [1] if largest <= 1 else [1, largest]
+
+
+def _warn_skipped(counts: ItemCounts) -> None:
+    stats = counts.stats
+    if stats.rows_skipped:
+        errors.print(
+            f"warning: skipped {stats.rows_skipped} invalid row(s); first: {stats.first_skipped}",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:
+    """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about."""
+    from trialscore.results.columns import ColumnMap
+    from trialscore.results.readers import read_counts as read
+
+    columns = ColumnMap(
+        item=options.item_col,
+        trial=options.trial_col,
+        passed=options.pass_col,
+        score=options.score_col,
+        verdict=options.verdict_col,
+        threshold=options.threshold,
+        cluster=options.cluster_col,
+    )
+    counts = read(
+        files,
+        by=by,
+        columns=columns,
+        skip_invalid=options.skip_invalid,
+        errors=options.errors.value,
+        allow_repeated_trials=options.allow_repeated_trials,
+    )
+    _warn_skipped(counts)
+    return counts
+
+
+def group_map(counts: ItemCounts) -> dict[tuple[Any, ...], GroupCounts]:
+    """Each group's counts by its key."""
+    return {group.key: group for group in counts.groups()}

@@ -1,0 +1,135 @@
+"""One renderer for every command: a result as a table, JSON, Markdown or CSV.
+
+A command builds a :class:`Report` (the JSON payload plus the same numbers as titled
+tables with notes) and hands it to :func:`render`; how each format looks is decided here
+only.  Everything shown is data: it is never read as Rich markup.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import typer
+from rich.text import Text
+
+from trialscore.cli._app import console
+from trialscore.cli._options import OutputFormat
+from trialscore.terminal import fitted_table
+
+__all__ = ["Report", "Section", "cell", "render"]
+
+
+@dataclass(frozen=True)
+class Section:
+    """One table: a heading, a line under it, the rows, and notes after it."""
+
+    header: Sequence[str]
+    rows: Sequence[Sequence[object]]
+    title: str = ""
+    lead: str = ""
+    notes: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    """What a command prints: ``payload`` for JSON, ``sections`` (and ``footer``) for the rest.
+
+    ``flat`` is the CSV table when it is not the only section (several sections flattened).
+    """
+
+    payload: dict[str, Any]
+    sections: Sequence[Section]
+    footer: Sequence[str] = ()
+    flat: Section | None = field(default=None)
+
+
+def cell(value: object, digits: int = 4) -> str:
+    """A table cell: ``—`` for a missing value, floats to ``digits`` significant digits."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}g}" if math.isfinite(value) else str(value)
+    return str(value)
+
+
+def _json_default(value: object) -> object:
+    import numpy as np
+
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, (tuple, set)):
+        return list(value)
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def print_json(payload: dict[str, Any]) -> None:
+    """``payload`` as indented JSON on standard output (NaN is refused, NumPy scalars are numbers)."""
+    typer.echo(json.dumps(payload, indent=2, allow_nan=False, default=_json_default))
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    def clean(value: object) -> str:
+        return cell(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(clean(value) for value in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _csv(section: Section) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(section.header)
+    for row in section.rows:
+        writer.writerow(["" if value is None else value for value in row])
+    return buffer.getvalue()
+
+
+def _markdown(report: Report) -> str:
+    parts = []
+    for section in report.sections:
+        if section.title:
+            parts.append(f"### {section.title}\n")
+        if section.lead:
+            parts.append(f"{section.lead}\n")
+        parts.append(_markdown_table(section.header, section.rows) + "\n")
+        if section.notes:
+            parts.append("\n".join(f"- {note}" for note in section.notes) + "\n")
+    parts.extend(report.footer)
+    return "\n".join(parts)
+
+
+def _table(report: Report) -> None:
+    for section in report.sections:
+        title = section.title
+        if section.lead:
+            lead = Text(f"{title}: ", style="bold") + section.lead if title else Text(section.lead)
+            console.print(lead, highlight=False)
+            title = ""
+        rows = [[cell(value) for value in row] for row in section.rows]
+        console.print(fitted_table(title or None, section.header, rows, console.width))
+        for note in section.notes:
+            console.print(f"  {note}", markup=False, highlight=False)
+    for line in report.footer:
+        console.print(line, markup=False, highlight=False)
+
+
+def render(report: Report, output: OutputFormat) -> None:
+    """Print ``report`` in the chosen format on standard output."""
+    if output is OutputFormat.json:
+        print_json(report.payload)
+    elif output is OutputFormat.csv:
+        flat = report.flat or report.sections[0]
+        typer.echo(_csv(flat), nl=False)
+    elif output is OutputFormat.markdown:
+        typer.echo(_markdown(report))
+    else:
+        _table(report)

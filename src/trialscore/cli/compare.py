@@ -1,0 +1,212 @@
+"""``trialscore compare``: did the candidate change the score?  Paired per group, and a CI gate."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from trialscore.cli._app import EXIT_GATE_FAILED, app, errors
+from trialscore.cli._options import (
+    JSON_VERSION,
+    METRIC_NAMES,
+    ByOpt,
+    FormatOpt,
+    OutputFormat,
+    ReadOptions,
+    SeedOpt,
+    TauOpt,
+    bad_input,
+    group_map,
+    read_counts,
+    reading_options,
+    split,
+)
+from trialscore.cli._render import Report, Section, render
+from trialscore.cli.score import rows_line
+from trialscore.errors import EvaluationError
+
+if TYPE_CHECKING:
+    from trialscore.results.counts import GroupCounts
+
+__all__ = ["compare"]
+
+
+class GateOption(str, Enum):
+    """When ``compare`` exits with 1."""
+
+    none = "none"
+    regression = "regression"
+
+
+def _item_clusters(base: GroupCounts, cand: GroupCounts, files: tuple[str, str]) -> dict[object, object]:
+    """Item id -> cluster over both runs; an item in two clusters is an error naming both values."""
+    assert base.cluster is not None and cand.cluster is not None
+    clusters = dict(zip(base.item.tolist(), base.cluster.tolist(), strict=True))
+    for item, cluster in zip(cand.item.tolist(), cand.cluster.tolist(), strict=True):
+        if clusters.setdefault(item, cluster) != cluster:
+            raise EvaluationError(
+                f"item {item!r} has --cluster-col value {clusters[item]!r} in {files[0]} and "
+                f"{cluster!r} in {files[1]}; an item must belong to one cluster"
+            )
+    return clusters
+
+
+def _compare_groups(
+    base: GroupCounts,
+    cand: GroupCounts,
+    metric: str,
+    k: int | None,
+    tau: float,
+    alpha: float,
+    permutations: int,
+    seed: int,
+    files: tuple[str, str],
+) -> dict[str, Any]:
+    """One group's comparison as its JSON body: Bayes@N, clustered or paired by item."""
+    from trialscore.results.scorecard import metric_specs
+    from trialscore.stats import compare_bayes, compare_clustered, compare_paired
+
+    (spec,) = metric_specs([metric], [k] if k is not None else [1], tau)
+    bank_a, bank_b = base.bank(), cand.bank()
+    if spec.metric == "bayes":
+        if base.cluster is not None:
+            raise EvaluationError(
+                "--cluster-col clusters the paired comparison; --metric bayes compares posteriors for "
+                "these items and has no use for clusters (drop one of the two)"
+            )
+        bayes_result = compare_bayes(bank_a, bank_b, alpha=alpha)
+        body = bayes_result.to_dict()
+        body.update(
+            design="bayes",
+            metric="bayes",
+            baseline_score=bayes_result.baseline.estimate,
+            candidate_score=bayes_result.candidate.estimate,
+        )
+        return body
+    ids = {"ids_baseline": base.item[base.n > 0].tolist(), "ids_candidate": cand.item[cand.n > 0].tolist()}
+    if base.cluster is not None:
+        clusters = _item_clusters(base, cand, files)
+        result = compare_clustered(
+            bank_a, bank_b, clusters, spec.metric, spec.k, spec.tau, alpha=alpha, **ids
+        )
+    else:
+        result = compare_paired(
+            bank_a,
+            bank_b,
+            spec.metric,
+            spec.k,
+            spec.tau,
+            alpha=alpha,
+            permutations=permutations,
+            seed=seed,
+            **ids,
+        )
+    body = result.to_dict()
+    body.update(metric=spec.label, baseline_score=result.baseline, candidate_score=result.candidate)
+    return body
+
+
+def _listed(ids: Sequence[Any]) -> str:
+    shown = ", ".join(str(item) for item in ids[:5])
+    return shown + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+
+
+def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per comparison whose runs do not share every item: what was compared, what was left out."""
+    notes = []
+    for c in comparisons:
+        only_a, only_b = c.get("only_in_baseline") or [], c.get("only_in_candidate") or []
+        if not (only_a or only_b):
+            continue
+        note = (
+            f"{c['label']}: compared the {c['paired_items']} items in both runs "
+            "(baseline and candidate scores are over those items)"
+        )
+        if only_a:
+            note += f"; {len(only_a)} only in the baseline ({_listed(only_a)})"
+        if only_b:
+            note += f"; {len(only_b)} only in the candidate ({_listed(only_b)})"
+        notes.append(note + ", left out of the pairing")
+    return notes
+
+
+@app.command()
+@reading_options()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="Trial file or run folder of the baseline run.")],
+    candidate: Annotated[Path, typer.Argument(help="Trial file or run folder of the candidate run.")],
+    metric: Annotated[str, typer.Option("--metric", help=f"One metric: {METRIC_NAMES}.")] = "avg",
+    k: Annotated[int | None, typer.Option("--k", help="k of a pass@k-style metric.")] = None,
+    tau: TauOpt = 0.5,
+    by: ByOpt = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level of the test.")] = 0.05,
+    permutations: Annotated[
+        int, typer.Option("--permutations", help="Sign-flip permutations of the extra p-value (0 = skip).")
+    ] = 10_000,
+    seed: SeedOpt = 0,
+    fail_on: Annotated[
+        GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
+    ] = GateOption.none,
+    output: FormatOpt = OutputFormat.table,
+    read: ReadOptions = ReadOptions(),
+) -> None:
+    """Did the candidate change the score? Paired comparison per group, and a CI gate.
+
+    Example: trialscore compare main.jsonl pr.jsonl --metric pass@k --k 1 --fail-on regression -f markdown
+    """
+    files = (str(baseline), str(candidate))
+    with bad_input():
+        groups_by = split(by)
+        base_counts = read_counts([baseline], groups_by, read)
+        cand_counts = read_counts([candidate], groups_by, read)
+        base_groups, cand_groups = group_map(base_counts), group_map(cand_counts)
+        shared = [key for key in base_groups if key in cand_groups]
+        if not shared:
+            raise EvaluationError(
+                f"baseline and candidate share no group for --by {','.join(groups_by) or '(none)'}: "
+                f"baseline has {sorted(g.label for g in base_groups.values())}, "
+                f"candidate has {sorted(g.label for g in cand_groups.values())}"
+            )
+        comparisons = []
+        for key in shared:
+            base, cand = base_groups[key], cand_groups[key]
+            body = _compare_groups(base, cand, metric, k, tau, alpha, permutations, seed, files)
+            comparisons.append({"group": dict(key), "label": base.label, **body})
+    failed = fail_on is GateOption.regression and any(c["verdict"] == "regression" for c in comparisons)
+    payload: dict[str, Any] = {
+        "command": "compare",
+        "version": JSON_VERSION,
+        "by": groups_by,
+        "comparisons": comparisons,
+        "only_in_baseline": [base_groups[key].label for key in base_groups if key not in cand_groups],
+        "only_in_candidate": [cand_groups[key].label for key in cand_groups if key not in base_groups],
+        "gate": {"fail_on": fail_on.value, "failed": failed},
+        "rows": {"baseline": base_counts.stats.to_dict(), "candidate": cand_counts.stats.to_dict()},
+    }
+    header = ["group", "metric", "baseline", "candidate", "delta", "low", "high", "p", "verdict"]
+    rows = []
+    for c in comparisons:
+        if c["design"] == "bayes":
+            bounds, p_text = (None, None), f"P(better)={c['probability']:.3g}"
+        else:
+            bounds, p_text = (c["interval"]["low"], c["interval"]["high"]), c["p_value"]
+        scores = (c["baseline_score"], c["candidate_score"], c["delta"])
+        rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
+    notes = _unpaired_notes(comparisons)
+    notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
+    verdicts = ", ".join(sorted({c["verdict"] for c in comparisons}))
+    footer = [
+        f"baseline {files[0]}: {rows_line(payload['rows']['baseline'])}",
+        f"candidate {files[1]}: {rows_line(payload['rows']['candidate'])}",
+    ]
+    if fail_on is GateOption.regression:
+        footer.append(f"gate: {'FAILED (significant regression)' if failed else 'passed'}")
+    section = Section(header, rows, title=f"trialscore compare: {verdicts}", notes=notes)
+    render(Report(payload, [section], footer=footer), output)
+    if failed:
+        errors.print("gate failed: significant regression", markup=False, highlight=False)
+        raise typer.Exit(EXIT_GATE_FAILED)

@@ -1,0 +1,123 @@
+"""``trialscore plan``: how many items and trials a comparison needs to detect a change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from trialscore.cli._app import app
+from trialscore.cli._options import (
+    JSON_VERSION,
+    ByOpt,
+    FormatOpt,
+    OutputFormat,
+    ReadOptions,
+    bad_input,
+    group_map,
+    read_counts,
+    reading_options,
+    split,
+)
+from trialscore.cli._render import Report, Section, render
+from trialscore.errors import EvaluationError
+
+__all__ = ["plan"]
+
+
+@app.command()
+@reading_options(clusters=False)
+def plan(
+    delta: Annotated[
+        float, typer.Option("--delta", help="Smallest change in pass rate to detect (either direction).")
+    ],
+    pass_rate: Annotated[
+        float | None, typer.Option("--pass-rate", help="Expected pass rate of the baseline.")
+    ] = None,
+    pilot: Annotated[
+        Path | None, typer.Option("--pilot", help="A pilot run's trial file (instead of --pass-rate).")
+    ] = None,
+    pilot_candidate: Annotated[
+        Path | None,
+        typer.Option(
+            "--pilot-candidate", help="A pilot of the candidate too: a paired pilot (with --pilot)."
+        ),
+    ] = None,
+    trials: Annotated[
+        int | None, typer.Option("--trials", help="Trials per item (then: items needed).")
+    ] = None,
+    items: Annotated[int | None, typer.Option("--items", help="Items (then: trials needed).")] = None,
+    between: Annotated[
+        float | None, typer.Option("--between", help="Between-item variance of the differences.")
+    ] = None,
+    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
+    by: ByOpt = None,
+    output: FormatOpt = OutputFormat.table,
+    read: ReadOptions = ReadOptions(),
+) -> None:
+    """How many items and trials a comparison needs to detect a change of --delta.
+
+    With --pilot (any file score reads) the variances come from the pilot, one plan per --by group.
+
+    Example: trialscore plan --delta 0.05 --pass-rate 0.7 --trials 5
+    """
+    with bad_input():
+        from trialscore.stats import plan_sample_size
+
+        if pilot_candidate is not None and pilot is None:
+            raise EvaluationError("--pilot-candidate needs --pilot (the baseline's pilot)")
+        if pilot is None and (by or pilot_candidate):
+            raise EvaluationError("--by and --pilot-candidate read a pilot file; give --pilot")
+        groups_by = split(by)
+        pilots: list[tuple[str, Any, Any]] = [("all", None, None)]
+        if pilot is not None:
+            base = group_map(read_counts([pilot], groups_by, read))
+            cand = group_map(read_counts([pilot_candidate], groups_by, read)) if pilot_candidate else None
+            pilots = []
+            for key, group in base.items():
+                if cand is not None and key not in cand:
+                    raise EvaluationError(
+                        f"--pilot-candidate has no group {group.label}; it has "
+                        f"{sorted(g.label for g in cand.values())}"
+                    )
+                pilots.append((group.label, group.bank(), None if cand is None else cand[key].bank()))
+        plans = [
+            (
+                label,
+                plan_sample_size(
+                    delta,
+                    pass_rate=pass_rate,
+                    pilot=bank,
+                    pilot_candidate=candidate_bank,
+                    between=between,
+                    items=items,
+                    trials=trials,
+                    alpha=alpha,
+                    power=power,
+                ),
+            )
+            for label, bank, candidate_bank in pilots
+        ]
+    payload: dict[str, Any] = {"command": "plan", "version": JSON_VERSION, "plan": plans[0][1].to_dict()}
+    if pilot is not None:
+        payload["by"] = groups_by
+        payload["plans"] = [{"label": label, **result.to_dict()} for label, result in plans]
+    header = ["group", "items", "trials", "power", "mde", "feasible"]
+    rows = [
+        [label, result.items, result.trials, result.achieved_power, result.mde, result.feasible]
+        for label, result in plans
+    ]
+    notes = []
+    for label, result in plans:
+        prefix = f"{label}: " if len(plans) > 1 else ""
+        notes += [
+            f"{prefix}{result.note}",
+            f"{prefix}test: {result.test}",
+            f"{prefix}assumptions: {result.source}",
+            f"{prefix}variances: {result.variances()}",
+        ]
+    first = plans[0][1]
+    title = f"plan: detect delta={first.delta:g} at alpha={first.alpha:g}, power={first.target_power:g}"
+    render(Report(payload, [Section(header, rows, title=title, notes=notes)]), output)

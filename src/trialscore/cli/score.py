@@ -1,0 +1,170 @@
+"""``trialscore score``: each metric with its interval, per group, with flaky items and advice."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from trialscore.cli._app import app
+from trialscore.cli._options import (
+    JSON_VERSION,
+    METRIC_NAMES,
+    ByOpt,
+    FilesArg,
+    FormatOpt,
+    LevelOpt,
+    OutputFormat,
+    ReadOptions,
+    ResamplesOpt,
+    SeedOpt,
+    TauOpt,
+    bad_input,
+    default_ks,
+    parse_ks,
+    read_counts,
+    reading_options,
+    split,
+)
+from trialscore.cli._render import Report, Section, render
+from trialscore.errors import EvaluationError
+
+if TYPE_CHECKING:
+    from trialscore.results.scorecard import GroupScore
+
+__all__ = ["rows_line", "score"]
+
+
+def rows_line(stats: dict[str, Any]) -> str:
+    """What was read: rows read, used, skipped and errored, and how errored trials count."""
+    policy = "left out of n" if stats["errors"] == "exclude" else "counted as failures"
+    return (
+        f"rows: {stats['rows_read']} read, {stats['rows_used']} used, {stats['rows_skipped']} skipped, "
+        f"{stats['rows_errored']} errored (errored trials {policy})"
+    )
+
+
+def _check_something_scored(cards: Sequence[GroupScore]) -> None:
+    """Bad input when a metric has no value in any group (k above every case's trials, nothing scored)."""
+    if not cards:
+        return
+    for index, first in enumerate(cards[0].metrics):
+        reasons = [card.metrics[index].reason for card in cards]
+        defined_zero = first.spec.metric == "mg-pass@k" and first.spec.k == 1  # a note, not an error
+        if all(reasons) and not defined_zero:
+            raise EvaluationError(f"{first.spec.label} cannot be computed in any group: {reasons[0]}")
+
+
+_ROW_STATS = ["rows_read", "rows_used", "rows_skipped", "rows_errored"]
+
+
+def _flat(cards: Sequence[GroupScore], by: Sequence[str], stats: dict[str, Any]) -> Section:
+    """One CSV row per group and metric."""
+    header = [*by, "items", "trials", "errored_trials", "flaky_items", "metric", "k", "tau"]
+    header += ["estimate", "low", "high", "method", "level", *_ROW_STATS, "reason"]
+    rows = []
+    for card in cards:
+        key = dict(card.key)
+        for m in card.metrics:
+            bounds: Sequence[object] = (None,) * 5
+            if m.interval is not None:
+                i = m.interval
+                bounds = (i.estimate, i.low, i.high, i.method, i.level)
+            group = [card.items, card.trials, card.errored_trials, card.flaky_items]
+            spec = (m.spec.metric, m.spec.k, m.spec.tau)
+            row_stats = (stats[name] for name in _ROW_STATS)
+            rows.append([*(key.get(name) for name in by), *group, *spec, *bounds, *row_stats, m.reason])
+    return Section(header, rows)
+
+
+def _section(card: GroupScore) -> Section:
+    """A group's table: each metric's estimate and interval, then how and why."""
+    rows = []
+    for m in card.metrics:
+        i = m.interval
+        rows.append([m.spec.label, *((None,) * 3 if i is None else (i.estimate, i.low, i.high))])
+    methods = dict.fromkeys(
+        f"{m.interval.level * 100:g}% {m.interval.method}" for m in card.metrics if m.interval is not None
+    )
+    by_reason: dict[str, list[str]] = {}
+    for m in card.metrics:
+        if m.reason:
+            by_reason.setdefault(m.reason, []).append(m.spec.label)
+    reasons = [f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items()]
+    lead = (
+        f"{card.items} items, {card.trials} trials, {card.errored_trials} errored, "
+        f"{card.flaky_items} flaky (0 < c < n)"
+        + (f", {card.items_all_errored} items with every trial errored" if card.items_all_errored else "")
+    )
+    notes = (["intervals: " + "; ".join(methods)] if methods else []) + reasons
+    notes += [advice.message for advice in card.advice]
+    return Section(["metric", "estimate", "low", "high"], rows, title=card.label, lead=lead, notes=notes)
+
+
+@app.command()
+@reading_options()
+def score(
+    files: FilesArg,
+    k: Annotated[
+        str | None, typer.Option("--k", help="Comma-separated k values (default: 1 and the smallest n).")
+    ] = None,
+    by: ByOpt = None,
+    metric: Annotated[
+        str,
+        typer.Option(
+            "--metric",
+            help=f"Comma-separated: {METRIC_NAMES} (bayes: the Bayes@N posterior for these items under a "
+            "uniform prior; not a default).",
+        ),
+    ] = "pass@k,pass^k",
+    ci: Annotated[
+        str,
+        typer.Option(
+            "--ci",
+            help="Interval: auto (= wilson-eff, Wilson on an effective number of items), bootstrap, bca, "
+            "wilson, clopper-pearson, jeffreys, agresti-coull.",
+        ),
+    ] = "auto",
+    level: LevelOpt = 0.95,
+    resamples: ResamplesOpt = 10_000,
+    seed: SeedOpt = 0,
+    tau: TauOpt = 0.5,
+    output: FormatOpt = OutputFormat.table,
+    read: ReadOptions = ReadOptions(),
+) -> None:
+    """Score trial results: each metric with its interval, per group, with flaky items and advice.
+
+    Example: trialscore score runs.jsonl --by target,category --k 1,5 --metric pass@k,pass^k --format json
+    """
+    with bad_input():
+        from trialscore.results.scorecard import metric_specs, score_group
+
+        groups_by = split(by)
+        counts = read_counts(files, groups_by, read)
+        ks = parse_ks(k) or default_ks(counts)
+        specs = metric_specs(split(metric), ks, tau)
+        cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
+        _check_something_scored(cards)
+    stats = counts.stats.to_dict()
+    payload: dict[str, Any] = {
+        "command": "score",
+        "version": JSON_VERSION,
+        "by": groups_by,
+        "ci": {
+            "method": ci,
+            "level": level,
+            "resamples": resamples,
+            "seed": seed,
+            "cluster_col": read.cluster_col,
+        },
+        "rows": stats,
+        "groups": [card.to_dict() for card in cards],
+    }
+    report = Report(
+        payload,
+        [_section(card) for card in cards],
+        footer=[rows_line(stats)],
+        flat=_flat(cards, groups_by, stats),
+    )
+    render(report, output)
