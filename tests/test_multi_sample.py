@@ -131,10 +131,10 @@ FIVE = [1, 0, 1, 0, 0]
         (None, FIVE, r"k_value must be set in the config \(config\[K_VALUE\]\) before evaluation"),
         ({NO_OF_TRIALS: 5}, FIVE, r"k_value must be set in the config"),
         ({K_VALUE: None, NO_OF_TRIALS: 5}, FIVE, r"k_value must be set in the config"),
-        ({K_VALUE: 0, NO_OF_TRIALS: 5}, FIVE, r"k_value must be > 0; got k_value=0"),
-        ({K_VALUE: -2, NO_OF_TRIALS: 5}, FIVE, r"k_value must be > 0; got k_value=-2"),
-        ({K_VALUE: 2, NO_OF_TRIALS: 0}, [], r"num_trials must be > 0; got num_trials=0"),
-        ({K_VALUE: 2, NO_OF_TRIALS: -1}, FIVE, r"num_trials must be > 0; got num_trials=-1"),
+        ({K_VALUE: 0, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer >= 1; got k_value=0"),
+        ({K_VALUE: -2, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer >= 1; got k_value=-2"),
+        ({K_VALUE: 2, NO_OF_TRIALS: 0}, [], r"num_trials must be an integer >= 1; got num_trials=0"),
+        ({K_VALUE: 2, NO_OF_TRIALS: -1}, FIVE, r"num_trials must be an integer >= 1; got num_trials=-1"),
         (
             {K_VALUE: 2, NO_OF_TRIALS: 6},
             FIVE,
@@ -151,11 +151,11 @@ FIVE = [1, 0, 1, 0, 0]
             r"k_value must be <= num_trials; got k_value=6 with num_trials=5",
         ),
         ({K_VALUE: 6}, FIVE, r"k_value must be <= num_trials; got k_value=6 with num_trials=5"),
-        ({K_VALUE: 2.0, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer; got 2\.0 \(float\)"),
-        ({K_VALUE: True, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer; got True \(bool\)"),
-        ({K_VALUE: "2", NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer; got '2' \(str\)"),
-        ({K_VALUE: 2, NO_OF_TRIALS: 5.0}, FIVE, r"num_trials must be an integer; got 5\.0 \(float\)"),
-        ({K_VALUE: 1, NO_OF_TRIALS: True}, [1], r"num_trials must be an integer; got True \(bool\)"),
+        ({K_VALUE: 2.0, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer >= 1; got 2\.0 \(float\)"),
+        ({K_VALUE: True, NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer >= 1; got True \(bool\)"),
+        ({K_VALUE: "2", NO_OF_TRIALS: 5}, FIVE, r"k_value must be an integer >= 1; got '2' \(str\)"),
+        ({K_VALUE: 2, NO_OF_TRIALS: 5.0}, FIVE, r"num_trials must be an integer >= 1; got 5\.0 \(float\)"),
+        ({K_VALUE: 1, NO_OF_TRIALS: True}, [1], r"num_trials must be an integer >= 1; got True \(bool\)"),
         ({K_VALUE: 2}, [], r"scorer_results must hold at least one NumericalScore; got none"),
         ({K_VALUE: 1, NO_OF_TRIALS: 3}, [1, 0.5, 0], r"scorer_results\[1\]\.score must be 0 or 1 .*got 0\.5"),
         ({K_VALUE: 1, NO_OF_TRIALS: 2}, [1, 2], r"scorer_results\[1\]\.score must be 0 or 1 .*got 2\.0"),
@@ -179,9 +179,9 @@ def test_results_must_be_numerical_scores(metric: type[MultiSampleMetric]) -> No
 
 def test_nan_and_bool_scores_are_rejected_at_the_record() -> None:
     # A NaN score never reaches compute: NumericalScore refuses it, as it refuses bools and strings.
-    with pytest.raises(EvaluationError, match=r"score must be a finite real number; got nan"):
+    with pytest.raises(EvaluationError, match=r"score must be a finite real number; got score=nan"):
         NumericalScore(score=float("nan"))
-    with pytest.raises(EvaluationError, match=r"score must be a finite real number; got inf"):
+    with pytest.raises(EvaluationError, match=r"score must be a finite real number; got score=inf"):
         NumericalScore(score=math.inf)
     with pytest.raises(EvaluationError, match=r"score must be a finite real number; got True \(bool\)"):
         NumericalScore(score=True)

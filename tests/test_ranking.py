@@ -164,8 +164,8 @@ def test_rank_invariants_for_any_tolerance(scores: list[float], tol: float, seed
         ([1.0, 2.0], -1e-3, r"tol must be a finite real number >= 0; got tol=-0.001"),
         ([1.0, 2.0], float("nan"), r"tol must be a finite real number >= 0; got tol=nan"),
         ([1.0, 2.0], float("inf"), r"tol must be a finite real number >= 0; got tol=inf"),
-        ([1.0, 2.0], True, r"tol must be a finite real number >= 0; got tol=True"),
-        ([1.0, 2.0], "0.1", r"tol must be a finite real number >= 0; got tol='0.1'"),
+        ([1.0, 2.0], True, r"tol must be a finite real number >= 0; got True \(bool\)"),
+        ([1.0, 2.0], "0.1", r"tol must be a finite real number >= 0; got '0.1' \(str\)"),
     ],
 )
 def test_score_validation_messages(ranker, scores, tol, message) -> None:

@@ -198,8 +198,8 @@ def test_plain_power_differs_from_unbiased_pass_hat_k() -> None:
             (-0.1, 2),
             r"per_trial_pass_rate must satisfy 0 <= per_trial_pass_rate <= 1; got per_trial_pass_rate=-0\.1",
         ),
-        ((float("nan"), 2), r"per_trial_pass_rate must be a finite number; got nan"),
-        ((True, 2), r"per_trial_pass_rate must be a real number; got True \(bool\)"),
+        ((float("nan"), 2), r"per_trial_pass_rate must be a finite real number; got per_trial_pass_rate=nan"),
+        ((True, 2), r"per_trial_pass_rate must be a finite real number; got True \(bool\)"),
         ((0.5, 0), r"k must be >= 1; got k=0"),
         ((0.5, 2.5), r"k must be an integer; got 2\.5 \(float\)"),
     ],
@@ -528,8 +528,8 @@ ONE_STIMULUS = [stimulus("a", [True])]
         (None, 0.5, r"stimulus_scores must be a list; got None"),
         (ONE_STIMULUS, 1.5, r"threshold must satisfy 0 <= threshold <= 1; got threshold=1\.5"),
         (ONE_STIMULUS, -0.1, r"threshold must satisfy 0 <= threshold <= 1; got threshold=-0\.1"),
-        (ONE_STIMULUS, float("nan"), r"threshold must be a finite number; got nan"),
-        (ONE_STIMULUS, True, r"threshold must be a real number; got True \(bool\)"),
+        (ONE_STIMULUS, float("nan"), r"threshold must be a finite real number; got threshold=nan"),
+        (ONE_STIMULUS, True, r"threshold must be a finite real number; got True \(bool\)"),
     ],
 )
 def test_skill_validation(stimuli: object, threshold: object, message: str) -> None:

@@ -20,6 +20,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
+from trialscore._validate import is_flag
 from trialscore.errors import EvaluationError
 from trialscore.hypergeometric import exact_expectation, hypergeom_expectation, log_choose_ratio_table
 
@@ -54,7 +55,7 @@ def tau_threshold(tau: object, k: int) -> int:
     >>> tau_threshold(0.28, 25), tau_threshold(0.5, 3), tau_threshold(0, 4), tau_threshold(1, 4)
     (7, 2, 1, 4)
     """
-    if isinstance(tau, (bool, np.bool_)) or not isinstance(tau, (Real, Decimal)):
+    if is_flag(tau) or not isinstance(tau, (Real, Decimal)):
         raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r} ({type(tau).__name__})")
     if isinstance(tau, (float, np.floating)) and not math.isfinite(tau):
         raise EvaluationError(f"tau must be a real number in [0, 1]; got {tau!r}")

@@ -33,11 +33,11 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
+from trialscore._validate import check_integer, check_real
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import avg, pass_at_k
 from trialscore.scoring import pass_at_k as _pass_at_k_of_counts
-from trialscore.stats._checks import check_count, check_real
 from trialscore.stats.intervals import Interval, item_interval, proportion_interval
 
 __all__ = [
@@ -150,7 +150,7 @@ def consistency_advice(
     """
     p1 = _rate(pass_at_1, "pass_at_1")
     pk = _rate(pass_at_k, "pass_at_k")
-    k = check_count(k, "k", 2)
+    k = check_integer(k, "k", 2)
     threshold = _rate(min_gap, "min_gap")
     if pk < p1 - 1e-12:
         raise EvaluationError(
@@ -231,7 +231,7 @@ def sample_size_advice(samples: int, successes: int | None = None, level: float 
     >>> sample_size_advice(50).code
     'reliable'
     """
-    n = check_count(samples, "samples", 1)
+    n = check_integer(samples, "samples", 1)
     interval = None if successes is None else proportion_interval(successes, n, level)
     return _sample_size(n, interval)
 

@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_integer, describe
 from trialscore.errors import EvaluationError
 
 __all__ = ["Bank", "CategoryBank", "as_bank", "checked_matrix", "is_ragged"]
@@ -27,21 +28,16 @@ IntArray = NDArray[np.int64]
 _SWAR_MAX_TRIALS = 2040
 
 
-def _describe(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def checked_matrix(R: ArrayLike, name: str = "R") -> np.ndarray:
     """``R`` as a non-empty 2-D real or boolean array with finite entries."""
     try:
         array = np.asarray(R)
     except (TypeError, ValueError) as exc:
-        raise EvaluationError(f"{name} must be a rectangular numeric array; got {_describe(R)}") from exc
+        raise EvaluationError(f"{name} must be a rectangular numeric array; got {describe(R)}") from exc
     if array.dtype == object:
         raise EvaluationError(
             f"{name} must be a rectangular numeric array; got entries of mixed or "
-            f"non-numeric type (dtype object): {_describe(R)}"
+            f"non-numeric type (dtype object): {describe(R)}"
         )
     if array.ndim != 2:
         raise EvaluationError(
@@ -253,10 +249,10 @@ class Bank:
             values = np.asarray(row)
             if values.ndim != 1 or values.size == 0:
                 raise EvaluationError(
-                    f"{name}[{item}] must be a non-empty list of outcomes; got {_describe(row)}"
+                    f"{name}[{item}] must be a non-empty list of outcomes; got {describe(row)}"
                 )
             if values.dtype.kind not in "biuf":
-                raise EvaluationError(f"{name}[{item}] must hold 0/1 outcomes; got {_describe(row)}")
+                raise EvaluationError(f"{name}[{item}] must hold 0/1 outcomes; got {describe(row)}")
             if values.dtype.kind != "b":
                 bad = ~((values == 0) | (values == 1))
                 if bad.any():
@@ -327,9 +323,7 @@ class Bank:
         ...
         trialscore.errors.EvaluationError: k must satisfy 1 <= k <= n for every item; got k=4 but item 1 ...
         """
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            raise EvaluationError(f"{name} must be an integer; got {_describe(k)} ({type(k).__name__})")
-        k = int(k)
+        k = check_integer(k, name)
         if k < 1:
             raise EvaluationError(f"{name} must satisfy 1 <= {name} <= n; got {name}={k}")
         too_big = self.n < k

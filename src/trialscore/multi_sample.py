@@ -27,16 +27,13 @@ non-integer (or bool) ``k_value`` or ``num_trials``, and scores other than
 
 from __future__ import annotations
 
-import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
-from numbers import Real
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-import numpy as np
-
+from trialscore._validate import check_integer, check_real, describe
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores
 
@@ -60,11 +57,6 @@ NO_OF_TRIALS_ALIAS = "no_of_trials"
 CONFIG_KEYS = (K_VALUE, NO_OF_TRIALS)
 
 
-def _describe(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 @dataclass(frozen=True)
 class NumericalScore:
     """A numeric score, per trial (input) or aggregated (output).
@@ -81,23 +73,16 @@ class NumericalScore:
     >>> NumericalScore(score=float("nan"))
     Traceback (most recent call last):
     ...
-    trialscore.errors.EvaluationError: score must be a finite real number; got nan
+    trialscore.errors.EvaluationError: score must be a finite real number; got score=nan
     """
 
     score: float
     explanation: str | None = None
 
     def __post_init__(self) -> None:
-        value = self.score
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-            raise EvaluationError(
-                f"score must be a finite real number; got {_describe(value)} ({type(value).__name__})"
-            )
-        if not math.isfinite(float(value)):
-            raise EvaluationError(f"score must be a finite real number; got {float(value)!r}")
-        object.__setattr__(self, "score", float(value))
+        object.__setattr__(self, "score", check_real(self.score, "score"))
         if self.explanation is not None and not isinstance(self.explanation, str):
-            raise EvaluationError(f"explanation must be a string or None; got {_describe(self.explanation)}")
+            raise EvaluationError(f"explanation must be a string or None; got {describe(self.explanation)}")
 
     def to_dict(self) -> dict[str, object]:
         """Plain dict, ready for JSON."""
@@ -116,7 +101,7 @@ class MultiSampleMetric(ABC):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         if config is not None and not isinstance(config, Mapping):
-            raise EvaluationError(f"config must be a mapping or None; got {_describe(config)}")
+            raise EvaluationError(f"config must be a mapping or None; got {describe(config)}")
         settings = dict(config or {})
         if NO_OF_TRIALS_ALIAS in settings:  # agent_inspect's spelling
             if NO_OF_TRIALS in settings and settings[NO_OF_TRIALS] != settings[NO_OF_TRIALS_ALIAS]:
@@ -142,13 +127,7 @@ class MultiSampleMetric(ABC):
 
 
 def _config_integer(config: Mapping[str, Any], key: str) -> int:
-    value = config[key]
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise EvaluationError(f"{key} must be an integer; got {_describe(value)} ({type(value).__name__})")
-    number = int(value)
-    if number <= 0:
-        raise EvaluationError(f"{key} must be > 0; got {key}={number}")
-    return number
+    return check_integer(config[key], key, 1)
 
 
 class _DrawMetric(MultiSampleMetric):
@@ -178,7 +157,7 @@ class _DrawMetric(MultiSampleMetric):
         trials = _config_integer(self.config, NO_OF_TRIALS) if NO_OF_TRIALS in self.config else None
         if isinstance(scorer_results, (str, bytes, Mapping)) or not isinstance(scorer_results, Sequence):
             raise EvaluationError(
-                f"scorer_results must be a list of NumericalScore; got {_describe(scorer_results)}"
+                f"scorer_results must be a list of NumericalScore; got {describe(scorer_results)}"
             )
         if trials is None:
             if not scorer_results:
@@ -196,7 +175,7 @@ class _DrawMetric(MultiSampleMetric):
         for index, result in enumerate(scorer_results):
             if not isinstance(result, NumericalScore):
                 raise EvaluationError(
-                    f"scorer_results[{index}] must be a NumericalScore; got {_describe(result)} "
+                    f"scorer_results[{index}] must be a NumericalScore; got {describe(result)} "
                     f"({type(result).__name__})"
                 )
             if result.score not in (0.0, 1.0):

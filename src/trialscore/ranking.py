@@ -30,7 +30,6 @@ differ by 1.2.  With ``tol = 0`` the ranks are exactly those of
 from __future__ import annotations
 
 import inspect
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from numbers import Integral, Real
@@ -40,6 +39,7 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_real
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import bayes, estimator_by_name
@@ -81,9 +81,7 @@ def _checked_scores(scores: ArrayLike) -> NDArray[np.float64]:
 
 
 def _checked_tol(tol: object) -> float:
-    if isinstance(tol, (bool, np.bool_)) or not isinstance(tol, Real) or not math.isfinite(tol) or tol < 0:
-        raise EvaluationError(f"tol must be a finite real number >= 0; got tol={tol!r}")
-    return float(tol)
+    return check_real(tol, "tol", 0.0)
 
 
 def _tie_groups(scores: ArrayLike, tol: object) -> tuple[NDArray[np.intp], list[tuple[int, int]]]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from trialscore._validate import describe
 from trialscore.errors import EvaluationError
 
 __all__ = ["RecordModel", "describe", "record_config", "validation_message"]
@@ -41,16 +42,6 @@ def record_config(description: str) -> ConfigDict:
     return ConfigDict(
         frozen=True, extra="forbid", allow_inf_nan=False, json_schema_extra={"description": description}
     )
-
-
-def describe(value: object) -> str:
-    """``repr(value)`` cut to 60 characters, for error messages.
-
-    >>> describe("x" * 100)[-6:]
-    'xxx...'
-    """
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def validation_message(exc: ValidationError, model: str) -> str:

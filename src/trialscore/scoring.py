@@ -36,15 +36,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from numbers import Real
 from typing import Any
 
-import numpy as np
 from pydantic import Field, StrictBool, StrictFloat
 
+from trialscore._validate import check_flag, check_integer, check_name, check_real, check_unit, describe
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores
-from trialscore.record_model import RecordModel, describe, record_config
+from trialscore.record_model import RecordModel, record_config
 
 __all__ = [
     "THRESHOLD_TOLERANCE",
@@ -68,40 +67,6 @@ THRESHOLD_TOLERANCE = 1e-12
 
 # ---------------------------------------------------------------------------------------------
 # validation helpers
-
-
-def _integer(value: object, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise EvaluationError(f"{name} must be an integer; got {describe(value)} ({type(value).__name__})")
-    return int(value)
-
-
-def _real(value: object, name: str) -> float:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
-        raise EvaluationError(f"{name} must be a real number; got {describe(value)} ({type(value).__name__})")
-    number = float(value)
-    if not math.isfinite(number):
-        raise EvaluationError(f"{name} must be a finite number; got {number!r}")
-    return number
-
-
-def _unit_interval(value: object, name: str) -> float:
-    number = _real(value, name)
-    if not 0.0 <= number <= 1.0:
-        raise EvaluationError(f"{name} must satisfy 0 <= {name} <= 1; got {name}={number!r}")
-    return number
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise EvaluationError(f"{name} must be a bool; got {describe(value)} ({type(value).__name__})")
-    return bool(value)
-
-
-def _name(value: object, name: str) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise EvaluationError(f"{name} must be a non-empty string; got {describe(value)}")
-    return value
 
 
 def _non_empty_list(values: object, name: str) -> list[Any]:
@@ -150,9 +115,9 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     >>> round(pass_at_k(5, 2, 2), 12)  # 1 - C(3,2)/C(5,2) = 1 - 3/10
     0.7
     """
-    n = _integer(n, "n")
-    c = _integer(c, "c")
-    k = _integer(k, "k")
+    n = check_integer(n, "n")
+    c = check_integer(c, "c")
+    k = check_integer(k, "k")
     if n < 1:
         raise EvaluationError(f"n must be >= 1 (trials run); got n={n}")
     if not 0 <= c <= n:
@@ -163,8 +128,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def _rate_and_k(per_trial_pass_rate: object, k: object) -> tuple[float, int]:
-    rate = _unit_interval(per_trial_pass_rate, "per_trial_pass_rate")
-    k = _integer(k, "k")
+    rate = check_unit(per_trial_pass_rate, "per_trial_pass_rate")
+    k = check_integer(k, "k")
     if k < 1:
         raise EvaluationError(f"k must be >= 1; got k={k}")
     return rate, k
@@ -333,7 +298,7 @@ class TrialGrade(_Record):
                     f"grades[{index}] must be a GraderResult; got {describe(grade)} ({type(grade).__name__})"
                 )
         object.__setattr__(self, "grades", grades)
-        object.__setattr__(self, "passed", _flag(self.passed, "passed"))
+        object.__setattr__(self, "passed", check_flag(self.passed, "passed"))
 
 
 @dataclass(frozen=True)
@@ -362,8 +327,8 @@ class MultiTrialMetrics(_Record):
 
     def __post_init__(self) -> None:
         for name in ("per_trial_pass_rate", "pass_at_k", "pass_to_the_k"):
-            object.__setattr__(self, name, _unit_interval(getattr(self, name), name))
-        k = _integer(self.k, "k")
+            object.__setattr__(self, name, check_unit(getattr(self, name), name))
+        k = check_integer(self.k, "k")
         if k < 1:
             raise EvaluationError(f"k must be >= 1; got k={k}")
         object.__setattr__(self, "k", k)
@@ -399,9 +364,9 @@ class StimulusScore(_Record):
     flakiness_percent: float
 
     def __post_init__(self) -> None:
-        _name(self.stimulus_name, "stimulus_name")
+        check_name(self.stimulus_name, "stimulus_name")
         object.__setattr__(self, "trial_results", tuple(tuple(trial) for trial in self.trial_results))
-        unscored = _flag(self.unscored, "unscored")
+        unscored = check_flag(self.unscored, "unscored")
         if unscored != (self.aggregate_score is None) or unscored != (self.multi_trial is None):
             raise EvaluationError(
                 "aggregate_score and multi_trial must be None exactly when unscored is True; "
@@ -409,15 +374,13 @@ class StimulusScore(_Record):
                 f"multi_trial={self.multi_trial!r}"
             )
         if self.aggregate_score is not None:
-            object.__setattr__(
-                self, "aggregate_score", _unit_interval(self.aggregate_score, "aggregate_score")
-            )
+            object.__setattr__(self, "aggregate_score", check_unit(self.aggregate_score, "aggregate_score"))
         if self.multi_trial is not None and not isinstance(self.multi_trial, MultiTrialMetrics):
             raise EvaluationError(
                 f"multi_trial must be a MultiTrialMetrics; got {describe(self.multi_trial)}"
             )
-        object.__setattr__(self, "flaky", _flag(self.flaky, "flaky"))
-        percent = _real(self.flakiness_percent, "flakiness_percent")
+        object.__setattr__(self, "flaky", check_flag(self.flaky, "flaky"))
+        percent = check_real(self.flakiness_percent, "flakiness_percent")
         if not 0.0 <= percent <= 50.0:
             raise EvaluationError(
                 f"flakiness_percent must satisfy 0 <= flakiness_percent <= 50 (a minority share); "
@@ -449,11 +412,11 @@ class SkillScore(_Record):
     passed: bool
 
     def __post_init__(self) -> None:
-        _name(self.skill_name, "skill_name")
+        check_name(self.skill_name, "skill_name")
         object.__setattr__(self, "stimulus_scores", tuple(self.stimulus_scores))
         if self.overall_score is not None:
-            object.__setattr__(self, "overall_score", _unit_interval(self.overall_score, "overall_score"))
-        object.__setattr__(self, "passed", _flag(self.passed, "passed"))
+            object.__setattr__(self, "overall_score", check_unit(self.overall_score, "overall_score"))
+        object.__setattr__(self, "passed", check_flag(self.passed, "passed"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,7 +448,7 @@ def compute_multi_trial_metrics(trial_passed: Sequence[bool]) -> MultiTrialMetri
     (0.8, 1.0, 0.32768, 5)
     """
     flags = _non_empty_list(trial_passed, "trial_passed")
-    passes = sum(_flag(value, f"trial_passed[{index}]") for index, value in enumerate(flags))
+    passes = sum(check_flag(value, f"trial_passed[{index}]") for index, value in enumerate(flags))
     trials = len(flags)
     rate = passes / trials
     return MultiTrialMetrics(
@@ -556,8 +519,8 @@ def compute_stimulus_score(
     >>> s.aggregate_score, s.flaky, round(s.flakiness_percent, 10)
     (0.5, True, 33.3333333333)
     """
-    name = _name(stimulus_name, "stimulus_name")
-    graded = _flag(has_graders, "has_graders")
+    name = check_name(stimulus_name, "stimulus_name")
+    graded = check_flag(has_graders, "has_graders")
     trials = [
         _as_trial_grade(entry, index)
         for index, entry in enumerate(_non_empty_list(trial_grades, "trial_grades"))
@@ -678,7 +641,7 @@ def compute_skill_score(
     >>> ragged.overall_multi_trial  # k = 2: a gives pass@2 = 1, 0.5**2; b gives 0, 0
     MultiTrialMetrics(per_trial_pass_rate=0.25, pass_at_k=0.5, pass_to_the_k=0.125, k=2)
     """
-    name = _name(skill_name, "skill_name")
+    name = check_name(skill_name, "skill_name")
     scores = _non_empty_list(stimulus_scores, "stimulus_scores")
     for index, score in enumerate(scores):
         if not isinstance(score, StimulusScore):
@@ -686,7 +649,7 @@ def compute_skill_score(
                 f"stimulus_scores[{index}] must be a StimulusScore; got {describe(score)} "
                 f"({type(score).__name__})"
             )
-    mark = _unit_interval(threshold, "threshold")
+    mark = check_unit(threshold, "threshold")
     scored = [score for score in scores if not score.unscored]
     if not scored:
         return SkillScore(name, tuple(scores), None, None, passed=False)

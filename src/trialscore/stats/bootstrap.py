@@ -47,11 +47,11 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_choice, check_integer, check_probability, check_values
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores, states_mean
 from trialscore.stats import _scipy
-from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
 
 __all__ = [
@@ -94,8 +94,8 @@ def resample_histogram(values: ArrayLike, counts: ArrayLike, resamples: int, see
     count_array = np.bincount(inverse.ravel(), weights=count_array, minlength=value_array.size).astype(
         np.int64
     )
-    resamples = check_count(resamples, "resamples", 1)
-    rng = np.random.default_rng(check_count(seed, "seed", 0))
+    resamples = check_integer(resamples, "resamples", 1)
+    rng = np.random.default_rng(check_integer(seed, "seed", 0))
     total = int(count_array.sum())
     order = np.argsort(-count_array, kind="stable")
     remaining = np.full(resamples, total, dtype=np.int64)
@@ -140,7 +140,7 @@ def bootstrap_distribution(
     (True, 1000)
     """
     values, freq = _checked_histogram(R, metric, k, tau)
-    return resample_histogram(values, freq, check_count(resamples, "resamples", MIN_RESAMPLES), seed)
+    return resample_histogram(values, freq, check_integer(resamples, "resamples", MIN_RESAMPLES), seed)
 
 
 def _bca_probabilities(
@@ -179,8 +179,8 @@ def _interval_from_histogram(
 ) -> Interval:
     level = check_probability(level, "level")
     name = check_choice(method, "method", _METHODS)
-    resamples = check_count(resamples, "resamples", MIN_RESAMPLES)
-    seed = check_count(seed, "seed", 0)
+    resamples = check_integer(resamples, "resamples", MIN_RESAMPLES)
+    seed = check_integer(seed, "seed", 0)
     items = int(freq.sum())
     estimate = float(freq @ values) / items if mean is None else mean
     draws = resample_histogram(values, freq, resamples, seed)

@@ -94,11 +94,11 @@ from typing import Any, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_integer, check_probability, check_values
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
 from trialscore.estimators import avg, bayes, estimator_by_name, item_scores
 from trialscore.stats import _scipy
-from trialscore.stats._checks import check_count, check_probability, check_values
 from trialscore.stats._noise import trial_noise_variances
 from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
 from trialscore.stats.power import detectable_effect
@@ -169,7 +169,7 @@ def sign_flip_p_value(
     tolerance = 1e-10 * float(magnitudes @ sizes)
     combinations = math.prod(int(size) + 1 for size in sizes)
     items = int(sizes.sum())
-    if combinations <= check_count(exact_limit, "exact_limit", 1):
+    if combinations <= check_integer(exact_limit, "exact_limit", 1):
         totals = np.zeros(1)
         weights = np.ones(1)
         for step, size in zip(steps, sizes, strict=True):
@@ -178,8 +178,8 @@ def sign_flip_p_value(
         p = float(weights[np.abs(totals) >= observed - tolerance].sum())
         label = f"exact sign-flip ({items} non-zero differences, {combinations} sign-count combinations)"
         return min(p, 1.0), label
-    permutations = check_count(permutations, "permutations", 1)
-    rng = np.random.default_rng(check_count(seed, "seed", 0))
+    permutations = check_integer(permutations, "permutations", 1)
+    rng = np.random.default_rng(check_integer(seed, "seed", 0))
     flips = rng.binomial(sizes, 0.5, size=(permutations, sizes.size))
     totals = (2 * flips - sizes) @ magnitudes
     extreme = int(np.count_nonzero(np.abs(totals) >= observed - tolerance))
@@ -365,7 +365,7 @@ def compare_paired(
     (-0.1667, 0.265, 0.5)
     """
     alpha = check_probability(alpha, "alpha")
-    permutations = check_count(permutations, "permutations", 0)
+    permutations = check_integer(permutations, "permutations", 0)
     keys_a, values_a, noise_a = _run_items(baseline, ids_baseline, metric, k, tau, "baseline")
     keys_b, values_b, noise_b = _run_items(candidate, ids_candidate, metric, k, tau, "candidate")
     only_a: tuple[Hashable, ...] = ()

@@ -42,11 +42,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_choice, check_integer, check_probability, check_values
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import _weights, bayes, state_scores, states_mean
 from trialscore.stats import _scipy
-from trialscore.stats._checks import check_choice, check_count, check_probability, check_values
 from trialscore.stats.variance import clustered_standard_error
 
 FloatArray = NDArray[np.float64]
@@ -189,8 +189,8 @@ def proportion_interval(successes: int, trials: int, level: float = 0.95, method
     >>> print(proportion_interval(0, 10, method="clopper-pearson"))
     0 [0, 0.3085] (95% clopper-pearson, n=10)
     """
-    n = check_count(trials, "trials", 1)
-    c = check_count(successes, "successes", 0)
+    n = check_integer(trials, "trials", 1)
+    c = check_integer(successes, "successes", 0)
     if c > n:
         raise EvaluationError(f"successes must satisfy 0 <= successes <= trials; got {c} with trials={n}")
     level = check_probability(level, "level")

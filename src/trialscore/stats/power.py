@@ -72,10 +72,10 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
-from trialscore.stats._checks import check_count, check_probability, check_real
 from trialscore.stats.variance import item_moments
 
 __all__ = [
@@ -172,8 +172,8 @@ def design_power(
     0.288
     """
     delta = _check_delta(delta)
-    items = check_count(items, "items", 2)
-    trials = check_count(trials, "trials", 1)
+    items = check_integer(items, "items", 2)
+    trials = check_integer(trials, "trials", 1)
     se = _se(items, trials, _check_variance(between, "between"), _check_variance(within, "within"))
     return _power_at(delta, se, items, check_probability(alpha, "alpha"))
 
@@ -186,8 +186,8 @@ def minimum_detectable_effect(
     >>> round(minimum_detectable_effect(items=200, trials=5, between=0.02, within=0.4), 4)
     0.0629
     """
-    items = check_count(items, "items", 2)
-    trials = check_count(trials, "trials", 1)
+    items = check_integer(items, "items", 2)
+    trials = check_integer(trials, "trials", 1)
     se = _se(items, trials, _check_variance(between, "between"), _check_variance(within, "within"))
     return detectable_effect(se, items - 1, alpha, power)
 
@@ -206,7 +206,7 @@ def items_needed(
     363
     """
     delta = _check_delta(delta)
-    trials = check_count(trials, "trials", 1)
+    trials = check_integer(trials, "trials", 1)
     between = _check_variance(between, "between")
     within = _check_variance(within, "within")
     target = check_probability(power, "power")
@@ -237,7 +237,7 @@ def trials_needed(
     True
     """
     delta = _check_delta(delta)
-    items = check_count(items, "items", 2)
+    items = check_integer(items, "items", 2)
     between = _check_variance(between, "between")
     within = _check_variance(within, "within")
     target = check_probability(power, "power")
@@ -452,14 +452,14 @@ def plan_sample_size(
     omega = parts.between
     sigma2 = parts.within_baseline + parts.within_candidate
     if items is None:
-        trials = parts.trials if trials is None else check_count(trials, "trials", 1)
+        trials = parts.trials if trials is None else check_integer(trials, "trials", 1)
         items = items_needed(size, trials=trials, between=omega, within=sigma2, alpha=alpha, power=target)
     elif trials is None:
-        items = check_count(items, "items", 2)
+        items = check_integer(items, "items", 2)
         trials = trials_needed(size, items=items, between=omega, within=sigma2, alpha=alpha, power=target)
     else:
-        items = check_count(items, "items", 2)
-        trials = check_count(trials, "trials", 1)
+        items = check_integer(items, "items", 2)
+        trials = check_integer(trials, "trials", 1)
     shared: dict[str, Any] = {
         "delta": size,
         "alpha": alpha,

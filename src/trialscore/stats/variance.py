@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._validate import check_values
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
-from trialscore.stats._checks import check_values
 
 __all__ = [
     "ClusteredStandardError",
