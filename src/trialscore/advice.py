@@ -33,6 +33,7 @@ from typing import Any
 
 from numpy.typing import ArrayLike
 
+from trialscore._record import Record
 from trialscore._validate import check_integer, check_real
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
@@ -58,7 +59,7 @@ RETRY_BANDS = (0.3, 0.6, 0.9)
 
 
 @dataclass(frozen=True)
-class Advice:
+class Advice(Record):
     """One piece of advice: ``code`` to branch on, ``message`` to read, ``numbers`` behind it, ``rule``."""
 
     code: str
@@ -69,16 +70,6 @@ class Advice:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "numbers", MappingProxyType(dict(self.numbers)))
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "numbers": dict(self.numbers),
-            "rule": self.rule,
-        }
 
     def __str__(self) -> str:
         return self.message

@@ -42,6 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._kernels import credit, tau_threshold
+from trialscore._record import Record
 from trialscore.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
 from trialscore.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
@@ -271,20 +272,12 @@ def maj_at_k(R: ArrayLike | Bank, k: int) -> float:
 
 
 @dataclass(frozen=True)
-class PassCurve:
+class PassCurve(Record):
     """pass@k and pass^k for every ``k = 1..k_max`` (``k_max`` = smallest n)."""
 
     k: NDArray[np.int64]
     pass_at_k: FloatArray
     pass_hat_k: FloatArray
-
-    def to_dict(self) -> dict[str, list[float] | list[int]]:
-        """Plain lists, ready for JSON."""
-        return {
-            "k": self.k.tolist(),
-            "pass_at_k": self.pass_at_k.tolist(),
-            "pass_hat_k": self.pass_hat_k.tolist(),
-        }
 
 
 def pass_curve(R: ArrayLike | Bank, k_max: int | None = None) -> PassCurve:

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+from trialscore._record import Record
 from trialscore._validate import check_integer, check_real, describe
 from trialscore.errors import EvaluationError
 from trialscore.estimators import state_scores
@@ -58,7 +59,7 @@ CONFIG_KEYS = (K_VALUE, NO_OF_TRIALS)
 
 
 @dataclass(frozen=True)
-class NumericalScore:
+class NumericalScore(Record):
     """A numeric score, per trial (input) or aggregated (output).
 
     Parameters
@@ -83,10 +84,6 @@ class NumericalScore:
         object.__setattr__(self, "score", check_real(self.score, "score"))
         if self.explanation is not None and not isinstance(self.explanation, str):
             raise EvaluationError(f"explanation must be a string or None; got {describe(self.explanation)}")
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict, ready for JSON."""
-        return asdict(self)
 
 
 class MultiSampleMetric(ABC):

@@ -32,13 +32,13 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
 from types import MappingProxyType
 from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._record import Record
 from trialscore._validate import check_real
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
@@ -173,26 +173,16 @@ _RANKERS: dict[str, Callable[[ArrayLike, float], NDArray[Any]]] = {
 }
 
 
-def _jsonable(value: object) -> object:
-    """A metric argument as plain JSON data (numbers, strings, lists)."""
-    if isinstance(value, (str, bool, type(None))):
-        return value
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real):
-        return float(value)
-    if isinstance(value, Bank):
-        return {"n": value.n.tolist(), "c": value.c.tolist()}
-    return np.asarray(value).tolist()
-
-
 @dataclass(frozen=True)
-class Ranking:
+class Ranking(Record):
     """Scores and ranks of L models under one metric.
 
     ``scores[i]`` is model ``i``'s metric value (Bayes@N: the posterior mean
     mu, with its sd in ``sigmas``), ``ranks[i]`` its rank (1 = best) under
     ``method`` with tolerance ``tol``.
+
+    >>> rank_models([[[0, 1]], [[1, 1]]], "avg", names=["a", "b"]).to_dict()["ranks"]
+    [2, 1]
     """
 
     metric: str
@@ -211,23 +201,6 @@ class Ranking:
         (1, 0, 2)
         """
         return tuple(sorted(range(len(self.ranks)), key=lambda model: self.ranks[model]))
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain data, ready for JSON.
-
-        >>> rank_models([[[0, 1]], [[1, 1]]], "avg", names=["a", "b"]).to_dict()["ranks"]
-        [2, 1]
-        """
-        return {
-            "metric": self.metric,
-            "metric_args": {name: _jsonable(value) for name, value in self.metric_args.items()},
-            "method": self.method,
-            "tol": self.tol,
-            "names": None if self.names is None else list(self.names),
-            "scores": list(self.scores),
-            "ranks": list(self.ranks),
-            "sigmas": None if self.sigmas is None else list(self.sigmas),
-        }
 
 
 def _model_inputs(R: object) -> list[object]:

@@ -35,6 +35,7 @@ from datetime import date, datetime
 from types import MappingProxyType
 from typing import Any
 
+from trialscore._record import plain
 from trialscore.advice import Advice
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
@@ -88,9 +89,9 @@ class CategorySnapshot:
                 "samples": self.samples,
                 "trials": self.trials,
                 "trend": self.trend,
-                "last_updated": self.last_updated.isoformat(),
+                "last_updated": plain(self.last_updated),
                 "trend_rule": self.rule,
-                "comparison": None if self.comparison is None else self.comparison.to_dict(),
+                "comparison": plain(self.comparison),
             }
         )
         return out

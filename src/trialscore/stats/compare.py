@@ -89,11 +89,12 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_values
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
@@ -248,7 +249,7 @@ def _run_items(
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(Record):
     """The answer to "did the candidate run change the score?", with the numbers behind it.
 
     ``delta = candidate - baseline`` on the compared items; ``interval`` is
@@ -282,14 +283,6 @@ class Comparison:
     se_floor: float | None = None
     p_value_sign_flip: float | None = None
     sign_flip_method: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        payload = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        payload["interval"] = self.interval.to_dict()
-        payload["only_in_baseline"] = list(self.only_in_baseline)
-        payload["only_in_candidate"] = list(self.only_in_candidate)
-        return payload
 
     def __str__(self) -> str:
         unmatched = ""
@@ -510,7 +503,7 @@ def compare_unpaired(
 
 
 @dataclass(frozen=True)
-class BayesComparison:
+class BayesComparison(Record):
     """Bayes@N comparison of two runs with the decision rule of Hariri et al. (2025).
 
     ``probability`` is the posterior probability (normal approximation) that
@@ -529,13 +522,6 @@ class BayesComparison:
     intervals_overlap: bool
     verdict: str
     rule: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        payload = {name: getattr(self, name) for name in self.__dataclass_fields__}
-        payload["baseline"] = self.baseline.to_dict()
-        payload["candidate"] = self.candidate.to_dict()
-        return payload
 
     def __str__(self) -> str:
         return (

@@ -37,11 +37,11 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability, check_values
 from trialscore.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
@@ -64,7 +64,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Interval:
+class Interval(Record):
     """An estimate with its interval: what it is, how it was made, on how many units.
 
     ``se`` is the standard error (or posterior / bootstrap standard deviation)
@@ -96,24 +96,6 @@ class Interval:
     def contains(self, value: float) -> bool:
         """True when ``low <= value <= high``."""
         return self.low <= value <= self.high
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON.
-
-        >>> Interval(1.0, 0.7225, 1.0, 0.95, "wilson", 10).to_dict()["high"]
-        1.0
-        """
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "method": self.method,
-            "n": self.n,
-            "se": self.se,
-            "clipped_to": None if self.clipped_to is None else list(self.clipped_to),
-            "n_effective": self.n_effective,
-        }
 
     def __str__(self) -> str:
         clip = (

@@ -66,12 +66,13 @@ Sciences*, 2nd ed. (1988), ch. 2 (power of the t-test).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
@@ -256,7 +257,7 @@ def trials_needed(
 
 
 @dataclass(frozen=True)
-class SampleSizePlan:
+class SampleSizePlan(Record):
     """A design for detecting ``delta``: items, trials, the power it reaches and its MDE.
 
     ``test`` names the test the power is computed for; ``within_baseline`` and
@@ -289,10 +290,6 @@ class SampleSizePlan:
     within_candidate: float
     between_baseline: float
     between_candidate: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        return asdict(self)
 
     def variances(self) -> str:
         """The variance components the plan assumed, as one line."""

@@ -39,12 +39,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._record import Record
 from trialscore._validate import check_values
 from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
@@ -75,7 +75,7 @@ def standard_error(values: ArrayLike) -> float:
 
 
 @dataclass(frozen=True)
-class ClusteredStandardError:
+class ClusteredStandardError(Record):
     """Clustered standard error of a mean, beside the naive one that ignores clusters.
 
     ``design_effect`` is ``(se / naive_se) ** 2``: how many times larger the
@@ -89,10 +89,6 @@ class ClusteredStandardError:
     items: int
     clusters: int
     small_sample_correction: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        return asdict(self)
 
 
 def _cluster_index(clusters: Sequence[Hashable], items: int) -> tuple[NDArray[np.int64], int]:
@@ -166,7 +162,7 @@ def item_moments(R: ArrayLike | Bank) -> tuple[FloatArray, FloatArray, NDArray[n
 
 
 @dataclass(frozen=True)
-class VarianceDecomposition:
+class VarianceDecomposition(Record):
     """Where the uncertainty of a mean score comes from, and what to add to shrink it.
 
     Variances are of one item's mean score; ``se_*`` are standard errors of
@@ -189,10 +185,6 @@ class VarianceDecomposition:
     advice: str
     rule: str
     message: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain types, ready for JSON."""
-        return asdict(self)
 
     def __str__(self) -> str:
         return self.message
