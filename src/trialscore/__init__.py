@@ -14,7 +14,14 @@ from importlib import import_module
 from typing import Any
 
 from trialscore.bank import Bank, CategoryBank
-from trialscore.errors import EvaluationError
+from trialscore.errors import (
+    EvaluationError,
+    GraderError,
+    StoreError,
+    TargetError,
+    TransientTargetError,
+    TrialscoreError,
+)
 from trialscore.estimators import (
     PassCurve,
     avg,
@@ -32,6 +39,7 @@ from trialscore.estimators import (
     state_scores,
     tau_threshold,
 )
+from trialscore.metrics import METRICS, Metric, metric_names, resolve_metric
 from trialscore.ranking import (
     Ranking,
     average_ranks_from_scores,
@@ -50,6 +58,14 @@ _LAZY = {
     "recommend_retry_strategy": ("trialscore.advice", "recommend_retry_strategy"),
     "bootstrap_interval": ("trialscore.stats", "bootstrap_interval"),
     "compare_paired": ("trialscore.stats", "compare_paired"),
+    "compare_unpaired": ("trialscore.stats", "compare_unpaired"),
+    "compare_bayes": ("trialscore.stats", "compare_bayes"),
+    "beat_probability": ("trialscore.stats", "beat_probability"),
+    "plan_sample_size": ("trialscore.stats", "plan_sample_size"),
+    "Interval": ("trialscore.stats", "Interval"),
+    "Comparison": ("trialscore.stats", "Comparison"),
+    "BayesComparison": ("trialscore.stats", "BayesComparison"),
+    "SampleSizePlan": ("trialscore.stats", "SampleSizePlan"),
     "item_interval": ("trialscore.stats", "item_interval"),
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
 }
@@ -72,18 +88,32 @@ def __dir__() -> list[str]:
 __version__ = "0.1.0"
 
 __all__ = [
+    "METRICS",
     "Bank",
+    "BayesComparison",
     "CategoryBank",
+    "Comparison",
     "EvaluationError",
+    "GraderError",
+    "Interval",
+    "Metric",
     "PassCurve",
     "Ranking",
+    "SampleSizePlan",
+    "StoreError",
+    "TargetError",
+    "TransientTargetError",
+    "TrialscoreError",
     "__version__",
     "advice",
     "average_ranks_from_scores",
     "avg",
     "bayes",
+    "beat_probability",
     "bootstrap_interval",
+    "compare_bayes",
     "compare_paired",
+    "compare_unpaired",
     "competition_ranks_from_scores",
     "dense_ranks_from_scores",
     "estimator_by_name",
@@ -93,14 +123,17 @@ __all__ = [
     "item_interval",
     "item_scores",
     "maj_at_k",
+    "metric_names",
     "mg_pass_at_k",
     "multi_sample",
     "pass_at_k",
     "pass_curve",
     "pass_hat_k",
+    "plan_sample_size",
     "proportion_interval",
     "rank_models",
     "recommend_retry_strategy",
+    "resolve_metric",
     "scoring",
     "state_scores",
     "stats",
