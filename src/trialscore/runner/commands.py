@@ -74,7 +74,7 @@ def run(
 
     try:
         path = _suite_path(suite, demo)
-        loaded = load_suite(path)
+        loaded = load_suite(path, targets=tuple(target) if target else None)
         options = RunOptions(
             trials=trials,
             targets=tuple(target) if target else None,

@@ -433,7 +433,7 @@ class _Execution:
 
 
 def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> tuple[str, RunInfo, bool]:
-    """The run id and its stored info: a new run, or the stored one when resuming."""
+    """The run id and its info: a new run (not stored yet), or the stored one when resuming."""
     if options.resume is None:
         names = list(options.targets) if options.targets is not None else list(suite.evaluated_targets)
         for name in names:
@@ -448,7 +448,6 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         info = RunInfo(
             run_id, suite.name, str(suite.path) if suite.path else None, suite.digest, settings, str(out_dir)
         )
-        store.create_run(info)
         return run_id, info, False
     info = store.run(options.resume)
     if info.suite_digest != suite.digest:
@@ -508,10 +507,14 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
     store = TrialStore(options.store)
     try:
         run_id, info, resumed = _session_settings(suite, options, store)
+        # Everything that can fail before a trial runs is checked before the run is stored: no ghost runs.
+        suite.check_environment(tuple(info.settings["targets"]))
         stored = store.records(run_id) if resumed else []
         concurrency = options.concurrency or int(info.settings["concurrency"])
         try:
-            report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+            report = asyncio.run(
+                _session(suite, info, store, stored, concurrency, options, console, create=not resumed)
+            )
         except StoreError as exc:
             raise _stopped(exc, suite, run_id, options.store, store) from exc
     finally:
@@ -539,6 +542,8 @@ async def _session(
     concurrency: int,
     options: RunOptions,
     console: Console,
+    *,
+    create: bool,
 ) -> RunReport:
     evaluated = list(info.settings["targets"])
     judges = {
@@ -559,6 +564,8 @@ async def _session(
             concurrency,
             console,
         )
+        if create:  # the targets and graders are built: only now is the run recorded
+            store.create_run(info)
         with RunProgress(execution.counters, console, enabled=options.progress) as progress:
             completed = await execution.run(progress)
     finally:

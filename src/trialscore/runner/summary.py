@@ -97,7 +97,7 @@ def _skills(cases: Sequence[CaseResult], threshold: float) -> list[dict[str, Any
     groups: dict[str, list[CaseResult]] = {}
     for case in cases:
         groups.setdefault(case.category or UNCATEGORIZED, []).append(case)
-    skills = []
+    skills: list[dict[str, Any]] = []
     for name, members in groups.items():
         stimuli = [case.stimulus for case in members if case.stimulus is not None]
         if not stimuli:
