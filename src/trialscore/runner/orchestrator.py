@@ -54,10 +54,11 @@ from trialscore.runner.suite import (
     CaseSpec,
     LlmJudgeGraderSpec,
     Suite,
+    suite_from_text,
 )
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
-__all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite"]
+__all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite", "stored_suite"]
 
 #: Where runs are stored when no store is named (relative to the working directory).
 DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
@@ -124,8 +125,8 @@ class RunReport:
 
     @property
     def resume_command(self) -> str:
-        """The command that finishes this run."""
-        return _resume_command(self.suite, self.run_id, self.store)
+        """The command that finishes this run (the store keeps its suite)."""
+        return _resume_command(self.run_id, self.store)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (without the per-trial records)."""
@@ -146,10 +147,37 @@ class RunReport:
         }
 
 
-def _resume_command(suite: Suite, run_id: str, store: Path) -> str:
-    path = str(suite.path) if suite.path is not None else "SUITE.yaml"
+def _resume_command(run_id: str, store: Path) -> str:
     where = "" if store == DEFAULT_STORE else f" --store {store}"
-    return f"trialscore run {path} --resume {run_id}{where}"
+    return f"trialscore run --resume {run_id}{where}"
+
+
+def stored_suite(run_id: str, store: Path, targets: tuple[str, ...] | None = None) -> Suite:
+    """The suite run ``run_id`` was started with, rebuilt from the text its store keeps.
+
+    Relative paths in it resolve against the folder of the file it was read from, and it is
+    validated again (callables import, key variables are set, for ``targets``; None = all).
+
+    Raises
+    ------
+    EvaluationError
+        For an unknown run id, a run stored without its suite text (by an older trialscore),
+        or a suite that no longer validates on this machine.
+    """
+    opened = TrialStore(store)
+    try:
+        info = opened.run(run_id)
+    finally:
+        opened.close()
+    if info.suite_text is None:
+        raise EvaluationError(
+            f"run {run_id!r} in store {str(store)!r} was stored without its suite; give the suite file: "
+            f"trialscore run SUITE.yaml --resume {run_id}"
+        )
+    path = Path(info.suite_path) if info.suite_path is not None else None
+    return suite_from_text(
+        info.suite_text, info.suite_path or f"<suite of run {run_id}>", path, targets=targets
+    )
 
 
 @dataclass(frozen=True)
@@ -446,15 +474,27 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         }
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
-            run_id, suite.name, str(suite.path) if suite.path else None, suite.digest, settings, str(out_dir)
+            run_id,
+            suite.name,
+            str(suite.path) if suite.path else None,
+            suite.digest,
+            settings,
+            str(out_dir),
+            suite_text=suite.text,
         )
         return run_id, info, False
     info = store.run(options.resume)
     if info.suite_digest != suite.digest:
+        hint = (
+            f"; resume without the suite file to use the suite the run was started with: "
+            f"{_resume_command(info.run_id, options.store)}"
+            if info.suite_text is not None
+            else ""
+        )
         raise EvaluationError(
             f"resume: suite {str(suite.path)!r} has changed since run {info.run_id!r} started "
             f"(digest {suite.digest[:12]} now, {info.suite_digest[:12]} then); "
-            "a resumed run must use the same suite"
+            f"a resumed run must use the same suite{hint}"
         )
     stored = info.settings
     asked = {"trials": options.trials, "targets": list(options.targets) if options.targets else None}
@@ -516,13 +556,13 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
                 _session(suite, info, store, stored, concurrency, options, console, create=not resumed)
             )
         except StoreError as exc:
-            raise _stopped(exc, suite, run_id, options.store, store) from exc
+            raise _stopped(exc, run_id, options.store, store) from exc
     finally:
         store.close()
     return replace(report, elapsed_s=time.perf_counter() - started)
 
 
-def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: TrialStore) -> StoreError:
+def _stopped(error: StoreError, run_id: str, path: Path, store: TrialStore) -> StoreError:
     """The one-line message of a run its store stopped: the cause, what is kept, how to resume."""
     try:
         kept = f"the {store.count(run_id)} trial(s) committed before are kept"
@@ -530,7 +570,7 @@ def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: Tr
         kept = "the trials committed before are kept"
     return StoreError(
         f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
-        f"{_resume_command(suite, run_id, path)}"
+        f"{_resume_command(run_id, path)}"
     )
 
 
@@ -583,7 +623,12 @@ async def _session(
         skipped=execution.counters.skipped,
         warnings=tuple(_warnings(execution)),
         cost=_cost_summary(suite, execution),
-        settings={**info.settings, "concurrency": concurrency, "seed": suite.execution.seed},
+        settings={
+            **info.settings,
+            **_trial_settings(execution, info.settings.get("trials")),
+            "concurrency": concurrency,
+            "seed": suite.execution.seed,
+        },
     )
     if not completed:
         return report
@@ -623,9 +668,29 @@ def _warnings(execution: _Execution) -> list[str]:
     return warnings
 
 
-def _cost_summary(suite: Suite, execution: _Execution) -> dict[str, Any]:
+def _trial_settings(execution: _Execution, option: int | None) -> dict[str, Any]:
+    """The effective trial count (``--trials``, else the suite's), where it came from, and the
+    cases whose own count differs from it."""
+    trials = option if option is not None else execution.suite.execution.trials.count
+    differ = {
+        case_id: case.settings.trials
+        for case_id, case in execution.cases.items()
+        if case.settings.trials != trials
+    }
     return {
-        "spent_usd": execution.run_budget.spent,
+        "trials": trials,
+        "trials_source": "option" if option is not None else "suite",
+        "case_trials": differ,
+    }
+
+
+def _cost_summary(suite: Suite, execution: _Execution) -> dict[str, Any]:
+    budget = execution.run_budget
+    every_cost_unknown = (
+        budget.unknown > 0 and budget.unknown == execution.counters.done - execution.counters.skipped
+    )
+    return {
+        "spent_usd": None if every_cost_unknown else budget.spent,
         "trials_with_unknown_cost": execution.run_budget.unknown,
         "run_limit_usd": suite.execution.cost_limit_usd,
         "case_limit_usd": suite.execution.trials.cost_limit_usd,

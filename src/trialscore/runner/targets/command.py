@@ -135,8 +135,11 @@ class CommandTarget:
         }
         if len(request.prompt) < _ENV_INPUT_LIMIT:
             env["TRIALSCORE_INPUT"] = request.prompt
-        status, out, err = await run_program(self._argv, request.prompt, env, self._cwd)
         where = f"target {self.name!r}"
+        try:
+            status, out, err = await run_program(self._argv, request.prompt, env, self._cwd)
+        except TargetError as exc:
+            raise TargetError(f"{where}: {exc}") from exc
         if status == EX_TEMPFAIL:
             raise TransientTargetError(
                 f"{where}: exit status {EX_TEMPFAIL} (temporary failure): {_tail(err)}"
