@@ -27,7 +27,7 @@ import math
 import secrets
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -297,18 +297,13 @@ class _Execution:
         self.stopping = False
         self._workers: list[asyncio.Task[None]] = []
         self._stored = len(stored)
-        done = {(r.target, r.case_id, r.trial) for r in stored}
+        done = {(r.target or "", r.case_id, r.trial) for r in stored}
+        self._started: dict[tuple[str, str], int] = {}  # trials of each (target, case) stored or started
         for record in stored:
             self._charge(record)
-        rounds = max(case.settings.trials for case in cases)
-        self.jobs = [
-            (name, case, trial)
-            for trial in range(rounds)
-            for name in evaluated
-            for case in cases
-            if trial < case.settings.trials and (name, case.spec.id, trial) not in done
-        ]
-        self._next = 0
+            key = (record.target or "", record.case_id)
+            self._started[key] = self._started.get(key, 0) + 1
+        self.jobs = job_order(cases, self.evaluated, done)
         self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
 
     def _redacted(self, record: TrialRecord) -> TrialRecord:
@@ -341,16 +336,36 @@ class _Execution:
 
     def _take(self) -> tuple[str, _Case, int] | None:
         """The next trial to start, skipping (and marking) those a reached budget stops."""
-        while not self.stopping and self._next < len(self.jobs):
-            name, case, trial = self.jobs[self._next]
-            self._next += 1
-            if self.run_budget.exhausted or self.case_budgets[(name, case.spec.id)].exhausted:
-                self.cost_limited.add((name, case.spec.id))
+        while not self.stopping:
+            if self.run_budget.exhausted:
+                self._skip_the_rest()
+                return None
+            job = next(self.jobs, None)
+            if job is None:
+                return None
+            name, case, _ = job
+            key = (name, case.spec.id)
+            self._started[key] = self._started.get(key, 0) + 1
+            if self.case_budgets[key].exhausted:
+                self.cost_limited.add(key)
                 self.counters.skipped += 1
                 self.counters.done += 1
                 continue
-            return name, case, trial
+            return job
         return None
+
+    def _skip_the_rest(self) -> None:
+        """The run budget is reached: count every trial not started as skipped, without walking them."""
+        self.jobs = iter(())
+        for name in self.evaluated:
+            for case in self.cases.values():
+                key = (name, case.spec.id)
+                left = case.settings.trials - self._started.get(key, 0)
+                if left > 0:
+                    self._started[key] = case.settings.trials
+                    self.cost_limited.add(key)
+                    self.counters.skipped += left
+                    self.counters.done += left
 
     async def judge(self, name: str, request: TrialRequest) -> TargetReply:
         """An ``llm_judge`` call: the judge target with the case's timeout and retries."""
@@ -458,6 +473,25 @@ class _Execution:
             if error is not None:
                 raise error
         return not self.stopping
+
+
+def job_order(
+    cases: Sequence[_Case], targets: Sequence[str], done: Collection[tuple[str, str, int]] = ()
+) -> Iterator[tuple[str, _Case, int]]:
+    """The trials to run, trial-major (trial 0 of every target and case, then trial 1, ...), lazily.
+
+    A generator, not a list: a suite of 100,000-trial cases starts its first trial at once and
+    holds no job list in memory.  Trials in ``done`` ``(target, case id, trial)`` are left out.
+    """
+    active = list(cases)  # suite order, each round: the cases that still have a trial to run
+    trial = 0
+    while active:
+        for name in targets:
+            for case in active:
+                if (name, case.spec.id, trial) not in done:
+                    yield name, case, trial
+        trial += 1
+        active = [case for case in active if case.settings.trials > trial]
 
 
 def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> tuple[str, RunInfo, bool]:
