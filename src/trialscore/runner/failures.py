@@ -52,13 +52,15 @@ def normalise_error(message: str) -> str:
     return message
 
 
-def error_summary(records: Sequence[TrialRecord], max_groups: int = MAX_GROUPS) -> dict[str, Any]:
+def error_summary(
+    records: Sequence[TrialRecord], case_order: Sequence[str] = (), max_groups: int = MAX_GROUPS
+) -> dict[str, Any]:
     """The ``errors`` section of ``summary.json``: how many trials errored, and why, grouped.
 
     ``groups`` holds ``{message, count, targets, cases}`` (most frequent first; ``cases`` are the
-    case ids hit, in first-seen order), at most ``max_groups`` of them; ``groups_left_off`` and
-    ``trials_left_off`` count the rest.  ``all_errored`` is true when trials were stored and none
-    could be graded.
+    case ids hit, in ``case_order``, the suite's, then in first-seen order), at most ``max_groups``
+    of them; ``groups_left_off`` and ``trials_left_off`` count the rest.  ``all_errored`` is true
+    when trials were stored and none could be graded.
 
     >>> from trialscore.results.records import TrialRecord
     >>> def trial(case, error):
@@ -79,8 +81,13 @@ def error_summary(records: Sequence[TrialRecord], max_groups: int = MAX_GROUPS) 
         group["targets"][record.target or ""] = None
         group["cases"][record.case_id] = None
     ordered = sorted(groups.values(), key=lambda group: -group["count"])
+    rank = {case_id: index for index, case_id in enumerate(case_order)}
     kept = [
-        {**group, "targets": list(group["targets"]), "cases": list(group["cases"])}
+        {
+            **group,
+            "targets": list(group["targets"]),
+            "cases": sorted(group["cases"], key=lambda case_id: rank.get(case_id, len(rank))),
+        }
         for group in ordered[:max_groups]
     ]
     return {

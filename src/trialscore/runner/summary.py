@@ -152,7 +152,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
             "skill_scores": _skills(cases, suite.execution.skill_mark),
             **_cost(records),
         }
-    errors = error_summary(report.records)
+    errors = error_summary(report.records, [case.id for case in suite.cases])
     return {
         "run_id": report.run_id,
         "suite": suite.name,
