@@ -43,13 +43,13 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
     return suite, tmp_path / "store.sqlite"
 
 
-def start(suite: Path, store: Path, *extra: str) -> subprocess.Popen[str]:
+def start(suite: Path, store: Path, *extra: str, with_file: bool = True) -> subprocess.Popen[str]:
     command = [
         sys.executable,
         "-m",
         "trialscore.runner",
         "run",
-        str(suite),
+        *([str(suite)] if with_file else []),
         "--store",
         str(store),
         "--no-progress",
@@ -130,14 +130,15 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     _, err = first.communicate(timeout=60)
     assert first.returncode == 130, err
     identifier = run_id(store)
-    assert f"Resume with: trialscore run {suite} --resume {identifier} --store {store}" in err
+    # The resume command needs no suite file: the store keeps the suite with the run.
+    assert f"Resume with: trialscore run --resume {identifier} --store {store}" in err
     before = set(stored(store))
     assert len(set(started_by(tmp_path, first.pid)) - before) <= CONCURRENCY
     assert not (tmp_path / ".trialscore").exists() or not any(
         (tmp_path / ".trialscore").rglob("trials.jsonl")
     )
 
-    second = start(suite, store, "--resume", identifier, "--out", str(tmp_path / "out"))
+    second = start(suite, store, "--resume", identifier, "--out", str(tmp_path / "out"), with_file=False)
     _, err = second.communicate(timeout=120)
     assert second.returncode == 0, err
     assert set(stored(store)) == ALL

@@ -103,7 +103,7 @@ MALFORMED = [
         "unknown target type",
         ("type: command", "type: shell"),
         3,
-        r"targets\[0\]\.type: unknown type; expected one of 'command', 'python', 'openai'; got 'shell'",
+        r"targets\[0\]\.type: unknown type; expected one of 'command', 'openai', 'python'; got 'shell'",
     ),
     ("missing required field", ("    model: m\n", ""), 4, r"targets\[1\]\.model: Field required"),
     (
@@ -135,7 +135,7 @@ MALFORMED = [
         "duplicate key",
         ("  concurrency: 3\n", "  concurrency: 3\n  concurrency: 4\n"),
         25,
-        r"execution\.concurrency: duplicate key \(YAML keeps only the last\)",
+        r"execution\.concurrency: duplicate key \(the first value is used; remove one\)",
     ),
     (
         "mean without threshold",

@@ -282,3 +282,25 @@ def test_openai_missing_key_variable_is_named(monkeypatch) -> None:
         EvaluationError, match=r"target 'gpt': api_key_env names 'TS_ABSENT_KEY', which is not set"
     ):
         openai_target("http://127.0.0.1:9/v1", api_key_env="TS_ABSENT_KEY")
+
+
+def test_negative_retries_are_refused_by_the_policy_and_by_the_suite(tmp_path: Path) -> None:
+    # The policy itself: no call is made with a negative retry count (it used to reach an unset error).
+    with pytest.raises(EvaluationError, match=r"^retries must be an integer >= 0; got -1$"):
+        RetryPolicy(timeout_s=5, retries=-1, backoff_s=0.0)
+    # The suite: suite-level and case-level retries, each named with its line.
+    from trialscore.runner.suite import load_suite
+
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: s\ntargets: [{name: t, type: command, argv: [cat]}]\n"
+        "cases:\n  - {id: c, input: x, expected: x, graders: [{type: exact}], execution: {retries: -1}}\n"
+        "execution:\n  retries: -2\n"
+    )
+    with pytest.raises(EvaluationError) as info:
+        load_suite(path)
+    message = str(info.value)
+    assert (
+        f"{path}:4: cases[0].execution.retries: Input should be greater than or equal to 0; got -1" in message
+    )
+    assert f"{path}:6: execution.retries: Input should be greater than or equal to 0; got -2" in message

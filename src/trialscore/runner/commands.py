@@ -16,10 +16,20 @@ from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
 from trialscore.terminal import stderr_console, stdout_console
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_INTERRUPTED", "EXIT_STORE_FAILED", "register", "run", "validate"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOTHING_GRADED",
+    "EXIT_STORE_FAILED",
+    "register",
+    "run",
+    "validate",
+]
 
 #: Exit status for bad input (a malformed suite, an unknown run id, a missing key).
 EXIT_BAD_INPUT = 2
+#: Exit status of a completed run none of whose trials could be graded (every trial errored).
+EXIT_NOTHING_GRADED = 3
 #: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
 EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).
@@ -51,7 +61,11 @@ def run(
     ] = None,
     resume: Annotated[
         str | None,
-        typer.Option(metavar="RUN_ID", help="Finish an interrupted run without redoing its trials."),
+        typer.Option(
+            metavar="RUN_ID",
+            help="Finish an interrupted run without redoing its trials (the store keeps its suite: "
+            "no suite file needed).",
+        ),
     ] = None,
     store: Annotated[
         Path | None, typer.Option(help="SQLite run store.  [default: .trialscore/store.sqlite]")
@@ -64,8 +78,13 @@ def run(
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
     Example: trialscore run suite.yaml --trials 10 --concurrency 16 --out results/
+
+    Exit status: 0 the run completed (some trials may have errored: see the errors it prints);
+    2 bad input (the suite, an option, an unknown run id, an unset API key variable);
+    3 the run completed but every trial errored, so no trial could be graded;
+    74 the run store cannot be written or read; 130 interrupted (resume it).
     """
-    from trialscore.runner.orchestrator import RunOptions, run_suite
+    from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
     from trialscore.runner.store import StoreError
     from trialscore.runner.suite import load_suite
@@ -73,8 +92,11 @@ def run(
     from trialscore.runner.table import print_run
 
     try:
-        path = _suite_path(suite, demo)
-        loaded = load_suite(path)
+        selected = tuple(target) if target else None
+        if resume is not None and suite is None and not demo:
+            loaded = stored_suite(resume, store or DEFAULT_STORE, selected)
+        else:
+            loaded = load_suite(_suite_path(suite, demo), targets=selected)
         options = RunOptions(
             trials=trials,
             targets=tuple(target) if target else None,
@@ -99,12 +121,21 @@ def run(
     except EvaluationError as exc:
         _err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    print_run(report, build_summary(report), _out)
+    summary = build_summary(report)
+    print_run(report, summary, _out)
     _out.print(
         f"run {report.run_id}: {report.ran_now} trials run now, {report.committed} stored, "
         f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
         soft_wrap=True,
     )
+    if summary["errors"]["all_errored"]:
+        _err.print(
+            f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "
+            f"(exit status {EXIT_NOTHING_GRADED}); the errors are listed above and in summary.json",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_NOTHING_GRADED)
 
 
 def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]) -> None:

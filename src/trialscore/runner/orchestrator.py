@@ -27,7 +27,7 @@ import math
 import secrets
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -54,10 +54,11 @@ from trialscore.runner.suite import (
     CaseSpec,
     LlmJudgeGraderSpec,
     Suite,
+    suite_from_text,
 )
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
-__all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite"]
+__all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite", "stored_suite"]
 
 #: Where runs are stored when no store is named (relative to the working directory).
 DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
@@ -124,8 +125,8 @@ class RunReport:
 
     @property
     def resume_command(self) -> str:
-        """The command that finishes this run."""
-        return _resume_command(self.suite, self.run_id, self.store)
+        """The command that finishes this run (the store keeps its suite)."""
+        return _resume_command(self.run_id, self.store)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (without the per-trial records)."""
@@ -146,10 +147,37 @@ class RunReport:
         }
 
 
-def _resume_command(suite: Suite, run_id: str, store: Path) -> str:
-    path = str(suite.path) if suite.path is not None else "SUITE.yaml"
+def _resume_command(run_id: str, store: Path) -> str:
     where = "" if store == DEFAULT_STORE else f" --store {store}"
-    return f"trialscore run {path} --resume {run_id}{where}"
+    return f"trialscore run --resume {run_id}{where}"
+
+
+def stored_suite(run_id: str, store: Path, targets: tuple[str, ...] | None = None) -> Suite:
+    """The suite run ``run_id`` was started with, rebuilt from the text its store keeps.
+
+    Relative paths in it resolve against the folder of the file it was read from, and it is
+    validated again (callables import, key variables are set, for ``targets``; None = all).
+
+    Raises
+    ------
+    EvaluationError
+        For an unknown run id, a run stored without its suite text (by an older trialscore),
+        or a suite that no longer validates on this machine.
+    """
+    opened = TrialStore(store)
+    try:
+        info = opened.run(run_id)
+    finally:
+        opened.close()
+    if info.suite_text is None:
+        raise EvaluationError(
+            f"run {run_id!r} in store {str(store)!r} was stored without its suite; give the suite file: "
+            f"trialscore run SUITE.yaml --resume {run_id}"
+        )
+    path = Path(info.suite_path) if info.suite_path is not None else None
+    return suite_from_text(
+        info.suite_text, info.suite_path or f"<suite of run {run_id}>", path, targets=targets
+    )
 
 
 @dataclass(frozen=True)
@@ -269,18 +297,13 @@ class _Execution:
         self.stopping = False
         self._workers: list[asyncio.Task[None]] = []
         self._stored = len(stored)
-        done = {(r.target, r.case_id, r.trial) for r in stored}
+        done = {(r.target or "", r.case_id, r.trial) for r in stored}
+        self._started: dict[tuple[str, str], int] = {}  # trials of each (target, case) stored or started
         for record in stored:
             self._charge(record)
-        rounds = max(case.settings.trials for case in cases)
-        self.jobs = [
-            (name, case, trial)
-            for trial in range(rounds)
-            for name in evaluated
-            for case in cases
-            if trial < case.settings.trials and (name, case.spec.id, trial) not in done
-        ]
-        self._next = 0
+            key = (record.target or "", record.case_id)
+            self._started[key] = self._started.get(key, 0) + 1
+        self.jobs = job_order(cases, self.evaluated, done)
         self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
 
     def _redacted(self, record: TrialRecord) -> TrialRecord:
@@ -313,16 +336,36 @@ class _Execution:
 
     def _take(self) -> tuple[str, _Case, int] | None:
         """The next trial to start, skipping (and marking) those a reached budget stops."""
-        while not self.stopping and self._next < len(self.jobs):
-            name, case, trial = self.jobs[self._next]
-            self._next += 1
-            if self.run_budget.exhausted or self.case_budgets[(name, case.spec.id)].exhausted:
-                self.cost_limited.add((name, case.spec.id))
+        while not self.stopping:
+            if self.run_budget.exhausted:
+                self._skip_the_rest()
+                return None
+            job = next(self.jobs, None)
+            if job is None:
+                return None
+            name, case, _ = job
+            key = (name, case.spec.id)
+            self._started[key] = self._started.get(key, 0) + 1
+            if self.case_budgets[key].exhausted:
+                self.cost_limited.add(key)
                 self.counters.skipped += 1
                 self.counters.done += 1
                 continue
-            return name, case, trial
+            return job
         return None
+
+    def _skip_the_rest(self) -> None:
+        """The run budget is reached: count every trial not started as skipped, without walking them."""
+        self.jobs = iter(())
+        for name in self.evaluated:
+            for case in self.cases.values():
+                key = (name, case.spec.id)
+                left = case.settings.trials - self._started.get(key, 0)
+                if left > 0:
+                    self._started[key] = case.settings.trials
+                    self.cost_limited.add(key)
+                    self.counters.skipped += left
+                    self.counters.done += left
 
     async def judge(self, name: str, request: TrialRequest) -> TargetReply:
         """An ``llm_judge`` call: the judge target with the case's timeout and retries."""
@@ -432,8 +475,27 @@ class _Execution:
         return not self.stopping
 
 
+def job_order(
+    cases: Sequence[_Case], targets: Sequence[str], done: Collection[tuple[str, str, int]] = ()
+) -> Iterator[tuple[str, _Case, int]]:
+    """The trials to run, trial-major (trial 0 of every target and case, then trial 1, ...), lazily.
+
+    A generator, not a list: a suite of 100,000-trial cases starts its first trial at once and
+    holds no job list in memory.  Trials in ``done`` ``(target, case id, trial)`` are left out.
+    """
+    active = list(cases)  # suite order, each round: the cases that still have a trial to run
+    trial = 0
+    while active:
+        for name in targets:
+            for case in active:
+                if (name, case.spec.id, trial) not in done:
+                    yield name, case, trial
+        trial += 1
+        active = [case for case in active if case.settings.trials > trial]
+
+
 def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> tuple[str, RunInfo, bool]:
-    """The run id and its stored info: a new run, or the stored one when resuming."""
+    """The run id and its info: a new run (not stored yet), or the stored one when resuming."""
     if options.resume is None:
         names = list(options.targets) if options.targets is not None else list(suite.evaluated_targets)
         for name in names:
@@ -446,16 +508,27 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         }
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
-            run_id, suite.name, str(suite.path) if suite.path else None, suite.digest, settings, str(out_dir)
+            run_id,
+            suite.name,
+            str(suite.path) if suite.path else None,
+            suite.digest,
+            settings,
+            str(out_dir),
+            suite_text=suite.text,
         )
-        store.create_run(info)
         return run_id, info, False
     info = store.run(options.resume)
     if info.suite_digest != suite.digest:
+        hint = (
+            f"; resume without the suite file to use the suite the run was started with: "
+            f"{_resume_command(info.run_id, options.store)}"
+            if info.suite_text is not None
+            else ""
+        )
         raise EvaluationError(
             f"resume: suite {str(suite.path)!r} has changed since run {info.run_id!r} started "
             f"(digest {suite.digest[:12]} now, {info.suite_digest[:12]} then); "
-            "a resumed run must use the same suite"
+            f"a resumed run must use the same suite{hint}"
         )
     stored = info.settings
     asked = {"trials": options.trials, "targets": list(options.targets) if options.targets else None}
@@ -508,18 +581,22 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
     store = TrialStore(options.store)
     try:
         run_id, info, resumed = _session_settings(suite, options, store)
+        # Everything that can fail before a trial runs is checked before the run is stored: no ghost runs.
+        suite.check_environment(tuple(info.settings["targets"]))
         stored = store.records(run_id) if resumed else []
         concurrency = options.concurrency or int(info.settings["concurrency"])
         try:
-            report = asyncio.run(_session(suite, info, store, stored, concurrency, options, console))
+            report = asyncio.run(
+                _session(suite, info, store, stored, concurrency, options, console, create=not resumed)
+            )
         except StoreError as exc:
-            raise _stopped(exc, suite, run_id, options.store, store) from exc
+            raise _stopped(exc, run_id, options.store, store) from exc
     finally:
         store.close()
     return replace(report, elapsed_s=time.perf_counter() - started)
 
 
-def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: TrialStore) -> StoreError:
+def _stopped(error: StoreError, run_id: str, path: Path, store: TrialStore) -> StoreError:
     """The one-line message of a run its store stopped: the cause, what is kept, how to resume."""
     try:
         kept = f"the {store.count(run_id)} trial(s) committed before are kept"
@@ -527,7 +604,7 @@ def _stopped(error: StoreError, suite: Suite, run_id: str, path: Path, store: Tr
         kept = "the trials committed before are kept"
     return StoreError(
         f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
-        f"{_resume_command(suite, run_id, path)}"
+        f"{_resume_command(run_id, path)}"
     )
 
 
@@ -539,6 +616,8 @@ async def _session(
     concurrency: int,
     options: RunOptions,
     console: Console,
+    *,
+    create: bool,
 ) -> RunReport:
     evaluated = list(info.settings["targets"])
     judges = {
@@ -559,6 +638,8 @@ async def _session(
             concurrency,
             console,
         )
+        if create:  # the targets and graders are built: only now is the run recorded
+            store.create_run(info)
         with RunProgress(execution.counters, console, enabled=options.progress) as progress:
             completed = await execution.run(progress)
     finally:
@@ -576,7 +657,12 @@ async def _session(
         skipped=execution.counters.skipped,
         warnings=tuple(_warnings(execution)),
         cost=_cost_summary(suite, execution),
-        settings={**info.settings, "concurrency": concurrency, "seed": suite.execution.seed},
+        settings={
+            **info.settings,
+            **_trial_settings(execution, info.settings.get("trials")),
+            "concurrency": concurrency,
+            "seed": suite.execution.seed,
+        },
     )
     if not completed:
         return report
@@ -616,9 +702,29 @@ def _warnings(execution: _Execution) -> list[str]:
     return warnings
 
 
-def _cost_summary(suite: Suite, execution: _Execution) -> dict[str, Any]:
+def _trial_settings(execution: _Execution, option: int | None) -> dict[str, Any]:
+    """The effective trial count (``--trials``, else the suite's), where it came from, and the
+    cases whose own count differs from it."""
+    trials = option if option is not None else execution.suite.execution.trials.count
+    differ = {
+        case_id: case.settings.trials
+        for case_id, case in execution.cases.items()
+        if case.settings.trials != trials
+    }
     return {
-        "spent_usd": execution.run_budget.spent,
+        "trials": trials,
+        "trials_source": "option" if option is not None else "suite",
+        "case_trials": differ,
+    }
+
+
+def _cost_summary(suite: Suite, execution: _Execution) -> dict[str, Any]:
+    budget = execution.run_budget
+    every_cost_unknown = (
+        budget.unknown > 0 and budget.unknown == execution.counters.done - execution.counters.skipped
+    )
+    return {
+        "spent_usd": None if every_cost_unknown else budget.spent,
         "trials_with_unknown_cost": execution.run_budget.unknown,
         "run_limit_usd": suite.execution.cost_limit_usd,
         "case_limit_usd": suite.execution.trials.cost_limit_usd,

@@ -8,6 +8,8 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from trialscore.runner.failures import format_usd
+
 __all__ = ["RunCounters", "RunProgress"]
 
 
@@ -44,7 +46,7 @@ class RunCounters:
         'pass 75.0% | $0.0123 | errors 1'
         """
         rate = "pass  --  " if self.pass_rate is None else f"pass {self.pass_rate:.1%}"
-        text = f"{rate} | ${self.spent_usd:.4f}"
+        text = f"{rate} | {format_usd(self.spent_usd)}"
         if self.errored:
             text += f" | errors {self.errored}"
         if self.skipped:

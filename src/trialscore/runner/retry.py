@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
 from dataclasses import dataclass
 
 import numpy as np
 
 from trialscore.errors import EvaluationError
+from trialscore.runner.offloop import within
 from trialscore.runner.targets.base import (
     Target,
     TargetError,
@@ -25,11 +25,25 @@ MAX_BACKOFF_S = 60.0
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """``timeout_s`` per call, up to ``retries`` more attempts, waits starting at ``backoff_s``."""
+    """``timeout_s`` per call, up to ``retries`` more attempts, waits starting at ``backoff_s``.
+
+    >>> RetryPolicy(timeout_s=5, retries=-1, backoff_s=0.5)
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: retries must be an integer >= 0; got -1
+    """
 
     timeout_s: float
     retries: int
     backoff_s: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.retries, bool) or not isinstance(self.retries, int) or self.retries < 0:
+            raise EvaluationError(f"retries must be an integer >= 0; got {self.retries!r}")
+        if not self.timeout_s > 0:
+            raise EvaluationError(f"timeout_s must be > 0; got {self.timeout_s!r}")
+        if not self.backoff_s >= 0:
+            raise EvaluationError(f"backoff_s must be >= 0; got {self.backoff_s!r}")
 
 
 def backoff_delay(attempt: int, base_s: float, jitter: float, retry_after: float | None = None) -> float:
@@ -50,20 +64,6 @@ def backoff_delay(attempt: int, base_s: float, jitter: float, retry_after: float
     return min(delay, MAX_BACKOFF_S)
 
 
-async def _within(call: Awaitable[TargetReply], seconds: float) -> TargetReply:
-    """``await call`` with a deadline, in the calling task.
-
-    ``asyncio.timeout`` (Python 3.11+) runs the call in the worker's own task;
-    ``asyncio.wait_for`` (3.10) wraps it in a new task, which defers the target's
-    first step to the loop's next round: with hundreds of trials in flight that
-    delay adds up, so the newer one is used where it exists.
-    """
-    if hasattr(asyncio, "timeout"):
-        async with asyncio.timeout(seconds):
-            return await call
-    return await asyncio.wait_for(call, seconds)
-
-
 async def call_with_retries(target: Target, request: TrialRequest, policy: RetryPolicy) -> TargetReply:
     """``await target(request)`` within ``policy.timeout_s``, retrying transient errors.
 
@@ -82,8 +82,8 @@ async def call_with_retries(target: Target, request: TrialRequest, policy: Retry
     attempts = policy.retries + 1
     for attempt in range(attempts):
         try:
-            return await _within(target(request), policy.timeout_s)
-        except asyncio.TimeoutError:
+            return await within(target(request), policy.timeout_s)
+        except TimeoutError:
             error = TransientTargetError(
                 f"target {target.name!r}: no reply within timeout_s={policy.timeout_s:g}"
             )

@@ -41,7 +41,8 @@ CREATE TABLE IF NOT EXISTS runs (
     suite_digest TEXT NOT NULL,
     settings TEXT NOT NULL,
     out_dir TEXT,
-    created_at TEXT NOT NULL
+    created_at TEXT NOT NULL,
+    suite_text TEXT
 );
 CREATE TABLE IF NOT EXISTS trials (
     run_id TEXT NOT NULL,
@@ -73,7 +74,11 @@ class StoreError(EvaluationError):
 
 @dataclass(frozen=True)
 class RunInfo:
-    """What a run was started with, so that ``--resume`` can finish it the same way."""
+    """What a run was started with, so that ``--resume`` can finish it the same way.
+
+    ``suite_text`` is the suite file's text as it was read: ``--resume`` rebuilds the suite from
+    it (relative paths resolving against ``suite_path``'s folder) without the file.
+    """
 
     run_id: str
     suite: str
@@ -82,6 +87,7 @@ class RunInfo:
     settings: dict[str, Any] = field(default_factory=dict)
     out_dir: str | None = None
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
+    suite_text: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -113,6 +119,9 @@ class TrialStore:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
+            if "suite_text" not in columns:  # a store made before runs kept their suite
+                self._db.execute("ALTER TABLE runs ADD COLUMN suite_text TEXT")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"store {str(self.path)!r}: cannot open the SQLite run store: {exc}") from exc
 
@@ -139,7 +148,8 @@ class TrialStore:
         """Record a new run; a run id already in the store is an error."""
         try:
             self._db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (run_id, suite, suite_path, suite_digest, settings, out_dir, created_at, "
+                "suite_text) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     info.run_id,
                     info.suite,
@@ -148,6 +158,7 @@ class TrialStore:
                     json.dumps(info.settings, sort_keys=True),
                     info.out_dir,
                     info.created_at,
+                    info.suite_text,
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -158,7 +169,11 @@ class TrialStore:
     def run(self, run_id: str) -> RunInfo:
         """The stored run ``run_id``; an unknown id is an error that lists the latest runs."""
         with self._reading("read run"):
-            row = self._db.execute("SELECT * FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = self._db.execute(
+                "SELECT run_id, suite, suite_path, suite_digest, settings, out_dir, created_at, suite_text "
+                "FROM runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
             latest = [
                 r[0] for r in self._db.execute("SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 5")
             ]
@@ -167,7 +182,7 @@ class TrialStore:
             raise EvaluationError(
                 f"run_id {run_id!r} is not in store {str(self.path)!r} (latest runs: {known})"
             )
-        return RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6])
+        return RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7])
 
     def insert(self, rows: Iterable[TrialRow]) -> None:
         """Insert finished trials and commit them in one transaction.

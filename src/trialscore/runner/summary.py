@@ -12,11 +12,17 @@ Per target:
   trial are left out and counted in ``cases_without_scored_trials``.
 * ``case_verdicts``: how many cases got each verdict, and the share that passed
   with its Wilson interval.
+* ``cost_usd``: the known spend, null when every trial's cost is unknown (then also
+  ``trials_with_unknown_cost``, which counts the trials a known spend leaves out).
 * ``stimulus_scores`` (one per case) and ``skill_scores`` (one per category,
   ``uncategorized`` for cases without one) from :mod:`trialscore.scoring`; a
   skill's pass mark is ``execution.skill_threshold`` (else ``threshold``, else 0.5).
   Cases of a skill with different numbers of scored trials (errored trials, the
   cost limit) are scored at the skill's common ``k``, their fewest scored trials.
+
+For the run: ``errors`` (:func:`trialscore.runner.failures.error_summary`: errored trials grouped
+by message, with the targets and cases each group hit), and ``warnings`` (an errored share, a run
+whose every trial errored, unenforceable or reached cost limits).
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ import numpy as np
 
 from trialscore.bank import Bank
 from trialscore.estimators import avg, pass_at_k, pass_hat_k
+from trialscore.results.records import TrialRecord
+from trialscore.runner.failures import error_summary
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.scoring import compute_skill_score
@@ -97,7 +105,7 @@ def _skills(cases: Sequence[CaseResult], threshold: float) -> list[dict[str, Any
     groups: dict[str, list[CaseResult]] = {}
     for case in cases:
         groups.setdefault(case.category or UNCATEGORIZED, []).append(case)
-    skills = []
+    skills: list[dict[str, Any]] = []
     for name, members in groups.items():
         stimuli = [case.stimulus for case in members if case.stimulus is not None]
         if not stimuli:
@@ -142,14 +150,39 @@ def build_summary(report: RunReport) -> dict[str, Any]:
             "case_verdicts": _verdicts(cases),
             "stimulus_scores": [s for s in (_stimulus_dict(case) for case in cases) if s is not None],
             "skill_scores": _skills(cases, suite.execution.skill_mark),
-            "cost_usd": math.fsum(record.cost_usd for record in records if record.cost_usd is not None),
+            **_cost(records),
         }
+    errors = error_summary(report.records, [case.id for case in suite.cases])
     return {
         "run_id": report.run_id,
         "suite": suite.name,
         "settings": report.settings,
         "trials": {"planned": report.planned, "stored": report.committed, "skipped": report.skipped},
         "cost": report.cost,
-        "warnings": list(report.warnings),
+        "warnings": [*_error_warnings(errors), *report.warnings],
+        "errors": errors,
         "targets": targets,
     }
+
+
+def _cost(records: Sequence[TrialRecord]) -> dict[str, Any]:
+    """A target's known spend (null when no trial's cost is known) and its trials of unknown cost."""
+    known = [record.cost_usd for record in records if record.cost_usd is not None]
+    return {
+        "cost_usd": math.fsum(known) if known or not records else None,
+        "trials_with_unknown_cost": len(records) - len(known),
+    }
+
+
+def _error_warnings(errors: dict[str, Any]) -> list[str]:
+    if errors["all_errored"]:
+        return [
+            f"every trial errored ({errors['errored_trials']}): no trial could be graded, so there are no "
+            "metrics; see errors"
+        ]
+    if errors["errored_trials"]:
+        return [
+            f"{errors['errored_trials']} of {errors['stored_trials']} trials errored and are left out of "
+            "the metrics; see errors"
+        ]
+    return []

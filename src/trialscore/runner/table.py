@@ -1,4 +1,7 @@
-"""The terminal table of a completed run: one row per case, then each target's suite metrics."""
+"""The terminal table of a completed run: one row per case, each target's suite metrics, then the errors.
+
+Costs never round to zero and an unknown cost is never shown as one (:func:`format_usd`).
+"""
 
 from __future__ import annotations
 
@@ -8,12 +11,13 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.text import Text
 
+from trialscore.runner.failures import format_usd, print_errors
 from trialscore.runner.orchestrator import RunReport
 from trialscore.terminal import fitted_table
 
 __all__ = ["print_run"]
 
-_HEADER = ("case", "category", "strategy", "verdict", "score", "pass/n", "err", "pass@k", "flaky%", "cost $")
+_HEADER = ("case", "category", "strategy", "verdict", "score", "pass/n", "err", "pass@k", "flaky%", "cost")
 _JUSTIFY: tuple[JustifyMethod, ...] = ("left", "left", "left", "left", *("right",) * 6)
 
 _STYLE = {"pass": "green", "fail": "red", "borderline": "yellow", "error": "magenta", "skipped": "dim"}
@@ -53,18 +57,21 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                     str(case.errored_attempts) if case.errored_attempts else "",
                     _number(metrics.pass_at_k if metrics else None),
                     f"{case.stimulus.flakiness_percent:.0f}" if case.stimulus and case.stimulus.flaky else "",
-                    _number(case.cost_usd, 4) + ("+?" if partial else ""),
+                    format_usd(case.cost_usd, unknown="-") + ("+?" if partial else ""),
                 ]
             )
         console.print(fitted_table(title, _HEADER, rows, console.width, _JUSTIFY))
         metrics = target["metrics"]
         k = metrics.get("k", "-")
-        console.print(
-            f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
-            f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
-            f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   "
-            f"mean score {_with_interval(metrics.get('mean_score'))}   (95% wilson-eff over cases)"
-        )
+        if metrics["cases_scored"]:
+            console.print(
+                f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
+                f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
+                f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   "
+                f"mean score {_with_interval(metrics.get('mean_score'))}   (95% wilson-eff over cases)"
+            )
+        else:
+            console.print("metrics: none, no case has a graded trial (see the errors below)")
         verdicts = target["case_verdicts"]["counts"]
         trials = target["trials"]
         flaky = sum(
@@ -75,7 +82,23 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items() if count)
             + f" ({flaky} flaky: passed some trials, failed others)"
             + f"   trials: {trials['stored']} run, {trials['errored']} errored"
-            + f"   cost ${target['cost_usd']:.4f}"
+            + f"   cost {_spend(target)}"
         )
-    for warning in report.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    print_errors(summary["errors"], console)
+    for warning in summary["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+
+
+def _spend(target: dict[str, Any]) -> str:
+    """A target's spend: the known cost, and how many trials it leaves out (their cost is unknown).
+
+    >>> _spend({"cost_usd": None, "trials_with_unknown_cost": 4})
+    'unknown'
+    >>> _spend({"cost_usd": 0.00042, "trials_with_unknown_cost": 2})
+    '$0.00042 + 2 trial(s) of unknown cost'
+    """
+    text = format_usd(target["cost_usd"])
+    unknown = target["trials_with_unknown_cost"]
+    if target["cost_usd"] is not None and unknown:
+        text += f" + {unknown} trial(s) of unknown cost"
+    return text

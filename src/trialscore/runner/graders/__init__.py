@@ -1,7 +1,14 @@
-"""Graders: judge one trial's output, each giving a score in [0, 1] and a pass/fail."""
+"""Graders: judge one trial's output, each giving a score in [0, 1] and a pass/fail.
+
+Every module of this package is imported here, and each registers its grader types in
+:data:`trialscore.runner.registry.GRADERS` (type name -> spec model and factory): a new grader is
+one module, which the suite schema and :func:`build_grader` then know by its type name.
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
 from trialscore.runner.graders.base import Grade, Grader, GraderError, binary
@@ -9,18 +16,7 @@ from trialscore.runner.graders.external import CommandGrader, PythonGrader
 from trialscore.runner.graders.judge import JudgeCall, LlmJudgeGrader, fill_rubric, judge_score
 from trialscore.runner.graders.schema import JsonSchemaGrader
 from trialscore.runner.graders.text import ContainsGrader, ExactGrader, NumericGrader, RegexGrader
-from trialscore.runner.suite import (
-    CaseSpec,
-    CommandGraderSpec,
-    ContainsGraderSpec,
-    ExactGraderSpec,
-    GraderSpec,
-    JsonSchemaGraderSpec,
-    LlmJudgeGraderSpec,
-    NumericGraderSpec,
-    PythonGraderSpec,
-    RegexGraderSpec,
-)
+from trialscore.runner.registry import GRADERS, GraderContext, GraderSpecBase
 
 __all__ = [
     "CommandGrader",
@@ -41,31 +37,22 @@ __all__ = [
     "judge_score",
 ]
 
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
-def build_grader(spec: GraderSpec, case: CaseSpec, directory: Path, judge: JudgeCall) -> Grader:
+
+def build_grader(spec: GraderSpecBase, case: object, directory: Path, judge: JudgeCall | None) -> Grader:
     """The grader ``spec`` describes, ready for ``case`` (expected values and patterns prepared once).
 
+    The factory is the one registered for ``spec.type``.
+
     >>> import asyncio
+    >>> from trialscore.runner.suite import CaseSpec, NumericGraderSpec
     >>> from trialscore.runner.targets.base import TrialRequest
     >>> case = CaseSpec(id="add", input="2+2", expected=4)
     >>> grader = build_grader(NumericGraderSpec(type="numeric", tolerance=0.1), case, Path("."), None)
     >>> asyncio.run(grader("The answer is 4.05", TrialRequest(case, 0, 1, case.text))).result.passed
     True
     """
-    if isinstance(spec, ExactGraderSpec):
-        return ExactGrader(spec, case.expected)
-    if isinstance(spec, ContainsGraderSpec):
-        return ContainsGrader(spec, case.expected)
-    if isinstance(spec, RegexGraderSpec):
-        return RegexGrader(spec)
-    if isinstance(spec, NumericGraderSpec):
-        return NumericGrader(spec, case.expected)
-    if isinstance(spec, JsonSchemaGraderSpec):
-        return JsonSchemaGrader(spec, directory)
-    if isinstance(spec, CommandGraderSpec):
-        return CommandGrader(spec, directory)
-    if isinstance(spec, PythonGraderSpec):
-        return PythonGrader(spec, directory)
-    if isinstance(spec, LlmJudgeGraderSpec):
-        return LlmJudgeGrader(spec, judge)
-    raise TypeError(f"unknown grader spec {type(spec).__name__}")
+    kind = GRADERS[str(getattr(spec, "type", ""))]
+    return kind.build(spec, GraderContext(case, directory, judge))

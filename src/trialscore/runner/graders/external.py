@@ -2,22 +2,72 @@
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult
 from trialscore.runner.graders.base import Grade, GraderError, binary
 from trialscore.runner.imports import load_callable
-from trialscore.runner.suite import CommandGraderSpec, PythonGraderSpec
+from trialscore.runner.offloop import in_daemon_thread, within
+from trialscore.runner.registry import (
+    GraderSpecBase,
+    Loc,
+    Name,
+    Positive,
+    Problem,
+    register_grader,
+)
 from trialscore.runner.targets.base import TargetError, TrialRequest
 from trialscore.runner.targets.command import run_program
 
-__all__ = ["CommandGrader", "PythonGrader"]
+__all__ = ["CommandGrader", "CommandGraderSpec", "PythonGrader", "PythonGraderSpec"]
+
+_Argv = Annotated[tuple[Name, ...], Field(min_length=1)]
+
+
+class CommandGraderSpec(GraderSpecBase):
+    """A program given the output on stdin; exit status 0 passes."""
+
+    type: Literal["command"]
+    argv: _Argv
+    timeout_s: Positive = 30.0
+
+
+class PythonGraderSpec(GraderSpecBase):
+    """``callable: module:fn`` (or ``file.py:fn``, relative to the suite), called as ``fn(output, case)``.
+
+    It returns a bool, a score or ``{score, passed}``; a bare score passes when it is at least
+    ``pass_score``.  A call that takes longer than ``timeout_s`` errors the trial.
+    """
+
+    type: Literal["python"]
+    callable: Name
+    pass_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+    timeout_s: Positive = 30.0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _named_by_callable(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "fn" in data:
+            raise ValueError(
+                "a python grader names its function with callable: 'module:fn' or 'file.py:fn' "
+                f"(called as fn(output, case)), not fn; got fn: {data['fn']!r}"
+            )
+        return data
+
+    def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
+        """The callable must import."""
+        try:
+            load_callable(self.callable, directory, "python grader")
+        except EvaluationError as exc:
+            yield Problem((*loc, "callable"), str(exc).removeprefix("python grader: "))
 
 
 class CommandGrader:
@@ -42,7 +92,7 @@ class CommandGrader:
         }
         where = f"command grader {self._spec.label!r}"
         try:
-            status, _, _ = await asyncio.wait_for(
+            status, _, _ = await within(
                 run_program(self._spec.argv, output, env, self._directory), self._spec.timeout_s
             )
         except TimeoutError as exc:
@@ -55,8 +105,10 @@ class CommandGrader:
 class PythonGrader:
     """Calls ``fn(output, case)``: a bool, a score in [0, 1] (passing at ``pass_score``) or a mapping.
 
-    An async function is awaited; a sync one is called on the event loop, so it
-    should be quick.  An exception it raises errors the trial.
+    A sync function runs in a daemon thread of its own (off the event loop, so a slow grader
+    delays no other trial and Ctrl-C still works), an async one is awaited; either errors the
+    trial when it takes longer than ``timeout_s`` (a sync call past it is abandoned, not stopped).
+    An exception it raises errors the trial.
     """
 
     def __init__(self, spec: PythonGraderSpec, directory: Path) -> None:
@@ -85,12 +137,20 @@ class PythonGrader:
 
     async def __call__(self, output: str, request: TrialRequest) -> Grade:
         """Grade one output."""
+        timeout = self._spec.timeout_s
         try:
-            value = self._fn(output, request.case)
             if self._is_async:
-                value = await value
+                value = await within(self._fn(output, request.case), timeout)
+            else:
+                value = await within(in_daemon_thread(self._fn, output, request.case), timeout)
+        except TimeoutError as exc:
+            raise GraderError(f"{self._where}: no result within timeout_s={timeout:g}") from exc
         except (GraderError, EvaluationError):
             raise
         except Exception as exc:
             raise GraderError(f"{self._where}: raised {type(exc).__name__}: {exc}") from exc
         return Grade(self._result(value))
+
+
+register_grader(CommandGraderSpec, lambda spec, context: CommandGrader(spec, context.directory))
+register_grader(PythonGraderSpec, lambda spec, context: PythonGrader(spec, context.directory))

@@ -15,15 +15,45 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Annotated, Literal
+
+from pydantic import Field
 
 from trialscore.results.records import GraderResult
 from trialscore.runner.graders.base import Grade, GraderError
 from trialscore.runner.graders.text import as_text
-from trialscore.runner.suite import LlmJudgeGraderSpec
+from trialscore.runner.registry import (
+    GraderSite,
+    GraderSpecBase,
+    Name,
+    Positive,
+    Problem,
+    register_grader,
+)
 from trialscore.runner.targets.base import TargetError, TargetReply, TrialRequest
 
-__all__ = ["JudgeCall", "LlmJudgeGrader", "fill_rubric", "judge_score"]
+__all__ = ["JudgeCall", "LlmJudgeGrader", "LlmJudgeGraderSpec", "fill_rubric", "judge_score"]
+
+
+class LlmJudgeGraderSpec(GraderSpecBase):
+    """A rubric prompt sent to the suite target ``target``; its reply carries a score."""
+
+    type: Literal["llm_judge"]
+    target: Name
+    rubric: Name
+    scale: Positive = 1.0
+    pass_score: Annotated[float, Field(ge=0.0, le=1.0)] = 0.5
+
+    def problems(self, site: GraderSite) -> Iterator[Problem]:
+        """``target`` names one of the suite's targets."""
+        if self.target not in site.target_names:
+            yield Problem(
+                (*site.loc, "target"),
+                f"must name one of the suite's targets ({', '.join(dict.fromkeys(site.target_names))}); "
+                f"got {self.target!r}",
+            )
+
 
 #: How the judge reaches a target: ``await call(target_name, request)``, with timeout and retries.
 JudgeCall = Callable[[str, TrialRequest], Awaitable[TargetReply]]
@@ -61,13 +91,13 @@ def judge_score(reply: str, scale: float) -> float:
     ...
     trialscore.runner.graders.base.GraderError: judge score 7/5 = 1.4 is outside [0, 1]; reply '7 out of 10'
     """
-    value: object = None
+    value: float | None = None
     try:
         data = json.loads(reply)
     except ValueError:
         data = None
     if isinstance(data, dict) and isinstance(data.get("score"), int | float):
-        value = data["score"]
+        value = float(data["score"])
     elif (match := _LABELLED.search(reply) or _NUMBER.search(reply)) is not None:
         value = float(match.group(1) if match.re is _LABELLED else match.group(0))
     if value is None:
@@ -101,3 +131,6 @@ class LlmJudgeGrader:
             name=spec.label, score=score, passed=score >= spec.pass_score, weight=spec.weight
         )
         return Grade(result, reply.cost_usd)
+
+
+register_grader(LlmJudgeGraderSpec, lambda spec, context: LlmJudgeGrader(spec, context.judge))

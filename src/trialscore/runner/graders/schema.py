@@ -3,16 +3,68 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, Literal
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
+from pydantic import Field, field_validator
 
 from trialscore.errors import EvaluationError
 from trialscore.runner.graders.base import Grade, binary
-from trialscore.runner.suite import JsonSchemaGraderSpec
+from trialscore.runner.registry import GraderSite, GraderSpecBase, Name, Problem, register_grader
 from trialscore.runner.targets.base import TrialRequest
 
-__all__ = ["JsonSchemaGrader"]
+__all__ = ["JsonSchemaGrader", "JsonSchemaGraderSpec"]
+
+
+class JsonSchemaGraderSpec(GraderSpecBase):
+    """The output parses as JSON and validates against ``schema`` (inline) or ``schema_file``."""
+
+    type: Literal["json_schema"]
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+    schema_file: Name | None = None
+
+    @field_validator("schema_")
+    @classmethod
+    def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
+        if schema is not None:
+            try:
+                jsonschema.validators.validator_for(schema).check_schema(schema)
+            except jsonschema.SchemaError as exc:
+                raise ValueError(f"not a valid JSON Schema ({exc.message})") from exc
+        return schema
+
+    def problems(self, site: GraderSite) -> Iterator[Problem]:
+        """Exactly one of ``schema`` and ``schema_file``; the file exists (relative to the suite)."""
+        if (self.schema_ is None) == (self.schema_file is None):
+            yield Problem(site.loc, "a json_schema grader needs exactly one of schema or schema_file")
+        elif self.schema_file is not None:
+            file = site.directory / self.schema_file
+            if not file.is_file():
+                yield Problem(
+                    (*site.loc, "schema_file"),
+                    f"file not found (relative to the suite); got {self.schema_file!r}",
+                )
+                return
+            try:
+                _load_schema(file)
+            except EvaluationError as exc:
+                yield Problem((*site.loc, "schema_file"), str(exc))
+
+
+def _load_schema(file: Path) -> dict[str, Any]:
+    """The JSON Schema in ``file``, checked against its draft's meta-schema."""
+    try:
+        schema = json.loads(file.read_text(encoding="utf-8"))
+        jsonschema.validators.validator_for(schema).check_schema(schema)
+    except (OSError, ValueError) as exc:
+        raise EvaluationError(f"cannot read JSON from {str(file)!r} ({exc})") from exc
+    except jsonschema.SchemaError as exc:
+        raise EvaluationError(f"{str(file)!r} is not a valid JSON Schema ({exc.message})") from exc
+    if not isinstance(schema, dict):
+        raise EvaluationError(f"{str(file)!r} is not a JSON Schema object; got {type(schema).__name__}")
+    return schema
 
 
 class JsonSchemaGrader:
@@ -22,12 +74,10 @@ class JsonSchemaGrader:
         self._spec = spec
         schema = spec.schema_
         if schema is None:
-            file = directory / str(spec.schema_file)
             try:
-                schema = json.loads(file.read_text(encoding="utf-8"))
-                jsonschema.validators.validator_for(schema).check_schema(schema)
-            except (OSError, ValueError, jsonschema.SchemaError) as exc:
-                raise EvaluationError(f"json_schema grader: schema_file {str(file)!r}: {exc}") from exc
+                schema = _load_schema(directory / str(spec.schema_file))
+            except EvaluationError as exc:
+                raise EvaluationError(f"json_schema grader: schema_file: {exc}") from exc
         self._validator = jsonschema.validators.validator_for(schema)(schema)
 
     async def __call__(self, output: str, request: TrialRequest) -> Grade:
@@ -37,3 +87,6 @@ class JsonSchemaGrader:
         except ValueError:
             return binary(self._spec.label, self._spec.weight, False)
         return binary(self._spec.label, self._spec.weight, self._validator.is_valid(document))
+
+
+register_grader(JsonSchemaGraderSpec, lambda spec, context: JsonSchemaGrader(spec, context.directory))

@@ -1,17 +1,122 @@
-"""Graders that compare the output text: ``exact``, ``contains``, ``regex`` and ``numeric``."""
+"""Graders that compare the output text: ``exact``, ``contains``, ``regex`` and ``numeric``.
+
+Each grader type is its spec (the suite's fields) and its grader, registered by type name.  The
+``regex`` grader's match runs off the event loop with a time limit (:class:`RegexGrader`).
+"""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import regex  # type: ignore[import-untyped]
+from pydantic import StrictBool, field_validator
 
 from trialscore.results.records import GraderResult
-from trialscore.runner.graders.base import Grade, binary
-from trialscore.runner.suite import ContainsGraderSpec, ExactGraderSpec, NumericGraderSpec, RegexGraderSpec
+from trialscore.runner.graders.base import Grade, GraderError, binary
+from trialscore.runner.offloop import in_daemon_thread, within
+from trialscore.runner.registry import (
+    GraderSite,
+    GraderSpecBase,
+    NonNegative,
+    Positive,
+    Problem,
+    register_grader,
+)
 from trialscore.runner.targets.base import TrialRequest
 
-__all__ = ["ContainsGrader", "ExactGrader", "NumericGrader", "RegexGrader", "as_text", "last_number"]
+__all__ = [
+    "ContainsGrader",
+    "ContainsGraderSpec",
+    "ExactGrader",
+    "ExactGraderSpec",
+    "NumericGrader",
+    "NumericGraderSpec",
+    "RegexGrader",
+    "RegexGraderSpec",
+    "as_text",
+    "last_number",
+]
+
+
+def _describe(value: object) -> str:
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _ExpectedSpec(GraderSpecBase):
+    """A grader comparing the output to ``value``, else to the case's ``expected``: one must be set."""
+
+    value: Any = None
+
+    def problems(self, site: GraderSite) -> Iterator[Problem]:
+        """``value`` or the case's ``expected`` must be set."""
+        if self.value is None and site.case_expected is None:
+            yield Problem(
+                (*site.loc, "value"),
+                f"a {getattr(self, 'type', '')} grader needs value or expected (case {site.case_id!r})",
+            )
+
+
+class ExactGraderSpec(_ExpectedSpec):
+    """Output equals ``value`` (default: the case's ``expected``)."""
+
+    type: Literal["exact"]
+    case_sensitive: StrictBool = True
+    strip: StrictBool = True
+
+
+class ContainsGraderSpec(_ExpectedSpec):
+    """Output contains ``value`` (a string, or every string of a list; default ``expected``)."""
+
+    type: Literal["contains"]
+    value: str | tuple[str, ...] | None = None
+    case_sensitive: StrictBool = True
+
+
+class RegexGraderSpec(GraderSpecBase):
+    """``pattern`` matches somewhere in the output (``re.search`` syntax), within ``timeout_s``."""
+
+    type: Literal["regex"]
+    pattern: str
+    ignore_case: StrictBool = False
+    timeout_s: Positive = 10.0
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str) -> str:
+        try:
+            re.compile(pattern)
+            regex.compile(pattern, regex.VERSION0)
+        except (re.error, regex.error) as exc:
+            raise ValueError(f"not a valid regular expression ({exc})") from exc
+        return pattern
+
+
+class NumericGraderSpec(_ExpectedSpec):
+    """The number in the output is within ``tolerance`` (absolute) or ``relative_tolerance`` of ``value``."""
+
+    type: Literal["numeric"]
+    value: float | None = None
+    tolerance: NonNegative = 0.0
+    relative_tolerance: NonNegative = 0.0
+
+    def problems(self, site: GraderSite) -> Iterator[Problem]:
+        """``value`` or ``expected`` must be set, and ``expected`` (when it is used) must be a number."""
+        yield from super().problems(site)
+        if self.value is None and site.case_expected is not None:
+            try:
+                float(site.case_expected)
+            except (TypeError, ValueError):
+                yield Problem(
+                    (*site.case_loc, "expected"),
+                    f"a numeric grader needs a number; got {_describe(site.case_expected)} "
+                    f"(case {site.case_id!r})",
+                )
+
 
 _NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
 
@@ -91,15 +196,34 @@ class ContainsGrader:
 
 
 class RegexGrader:
-    """Passes when the pattern matches somewhere in the output."""
+    """Passes when the pattern matches somewhere in the output; errors the trial past ``timeout_s``.
+
+    A pattern such as ``(a+)+$`` backtracks for ages on a long ``aaa...b`` output.  The match
+    runs in a daemon thread with the ``regex`` module (``re``'s syntax, ``VERSION0``), which lets
+    go of the GIL while it matches and gives up at ``timeout_s``; so the event loop keeps running
+    other trials and handling Ctrl-C and SIGTERM, and a catastrophic pattern errors the trial
+    (``regex grader 'regex': no match result within timeout_s=10``) instead of hanging the run.
+    """
 
     def __init__(self, spec: RegexGraderSpec) -> None:
         self._spec = spec
-        self._pattern = re.compile(spec.pattern, re.IGNORECASE if spec.ignore_case else 0)
+        flags = regex.VERSION0 | (regex.IGNORECASE if spec.ignore_case else 0)
+        self._pattern = regex.compile(spec.pattern, flags)
+
+    def _search(self, output: str) -> bool:
+        return self._pattern.search(output, timeout=self._spec.timeout_s, concurrent=True) is not None
 
     async def __call__(self, output: str, request: TrialRequest) -> Grade:
         """Grade one output."""
-        return binary(self._spec.label, self._spec.weight, self._pattern.search(output) is not None)
+        spec = self._spec
+        try:
+            found = await within(in_daemon_thread(self._search, output), spec.timeout_s)
+        except TimeoutError as exc:
+            raise GraderError(
+                f"regex grader {spec.label!r}: no match result within timeout_s={spec.timeout_s:g} "
+                "(a pattern that backtracks without end?)"
+            ) from exc
+        return binary(spec.label, spec.weight, found)
 
 
 class NumericGrader:
@@ -115,3 +239,9 @@ class NumericGrader:
         value = last_number(output)
         passed = value is not None and abs(value - self._expected) <= self._allowed
         return binary(self._spec.label, self._spec.weight, passed)
+
+
+register_grader(ExactGraderSpec, lambda spec, context: ExactGrader(spec, context.case.expected))
+register_grader(ContainsGraderSpec, lambda spec, context: ContainsGrader(spec, context.case.expected))
+register_grader(RegexGraderSpec, lambda spec, context: RegexGrader(spec))
+register_grader(NumericGraderSpec, lambda spec, context: NumericGrader(spec, context.case.expected))

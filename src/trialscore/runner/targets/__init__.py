@@ -1,10 +1,16 @@
-"""Targets: what a suite evaluates (a program, a Python callable, an OpenAI-compatible endpoint)."""
+"""Targets: what a suite evaluates (a program, a Python callable, an OpenAI-compatible endpoint).
+
+Every module of this package is imported here, and each registers its target types in
+:data:`trialscore.runner.registry.TARGETS` (type name -> spec model and factory).
+"""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
-from trialscore.runner.suite import CommandTargetSpec, OpenAITargetSpec, TargetSpec
+from trialscore.runner.registry import TARGETS, TargetSpecBase
 from trialscore.runner.targets.base import (
     Target,
     TargetError,
@@ -30,11 +36,10 @@ __all__ = [
     "reply_from",
 ]
 
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
 
-def build_target(spec: TargetSpec, directory: Path, concurrency: int) -> Target:
+
+def build_target(spec: TargetSpecBase, directory: Path, concurrency: int) -> Target:
     """The runnable target for a suite's target ``spec`` (relative paths resolve against ``directory``)."""
-    if isinstance(spec, CommandTargetSpec):
-        return CommandTarget(spec, directory)
-    if isinstance(spec, OpenAITargetSpec):
-        return OpenAITarget(spec, concurrency)
-    return PythonTarget(spec, directory)
+    return TARGETS[str(getattr(spec, "type", ""))].build(spec, directory, concurrency)

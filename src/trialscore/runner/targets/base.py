@@ -6,11 +6,13 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TokenUsage
-from trialscore.runner.suite import CaseSpec
+
+if TYPE_CHECKING:  # the suite schema imports the targets (their specs): no import at run time
+    from trialscore.runner.suite import CaseSpec
 
 __all__ = ["Target", "TargetError", "TargetReply", "TransientTargetError", "TrialRequest", "reply_from"]
 

@@ -22,8 +22,11 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import Annotated, Literal
 
-from trialscore.runner.suite import CommandTargetSpec
+from pydantic import Field
+
+from trialscore.runner.registry import Name, TargetSpecBase, register_target
 from trialscore.runner.targets.base import (
     TargetError,
     TargetReply,
@@ -32,7 +35,17 @@ from trialscore.runner.targets.base import (
     reply_from,
 )
 
-__all__ = ["EX_TEMPFAIL", "CommandTarget", "run_program"]
+__all__ = ["EX_TEMPFAIL", "CommandTarget", "CommandTargetSpec", "run_program"]
+
+
+class CommandTargetSpec(TargetSpecBase):
+    """A program run once per trial: the case input on stdin and in ``TRIALSCORE_*`` variables."""
+
+    type: Literal["command"]
+    argv: Annotated[tuple[Name, ...], Field(min_length=1)]
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
 
 #: Exit status a command target (or grader) uses to ask for a retry.
 EX_TEMPFAIL = 75
@@ -92,7 +105,8 @@ async def run_program(
         await _reap(process)
         raise
     _kill_group(process)  # background children the program left behind
-    return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    status = process.returncode if process.returncode is not None else await process.wait()
+    return status, out.decode(errors="replace"), err.decode(errors="replace")
 
 
 def _tail(text: str, limit: int = 400) -> str:
@@ -121,8 +135,11 @@ class CommandTarget:
         }
         if len(request.prompt) < _ENV_INPUT_LIMIT:
             env["TRIALSCORE_INPUT"] = request.prompt
-        status, out, err = await run_program(self._argv, request.prompt, env, self._cwd)
         where = f"target {self.name!r}"
+        try:
+            status, out, err = await run_program(self._argv, request.prompt, env, self._cwd)
+        except TargetError as exc:
+            raise TargetError(f"{where}: {exc}") from exc
         if status == EX_TEMPFAIL:
             raise TransientTargetError(
                 f"{where}: exit status {EX_TEMPFAIL} (temporary failure): {_tail(err)}"
@@ -141,3 +158,6 @@ class CommandTarget:
 
     async def aclose(self) -> None:
         """Nothing to release: every trial's process has exited."""
+
+
+register_target(CommandTargetSpec, lambda spec, directory, concurrency: CommandTarget(spec, directory))

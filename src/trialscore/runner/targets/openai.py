@@ -19,19 +19,69 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any, Literal
 
 import httpx
+from pydantic import Field
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TokenUsage
 from trialscore.runner.redact import redact
-from trialscore.runner.suite import OpenAITargetSpec, PriceTable
+from trialscore.runner.registry import Loc, Name, NonNegative, Problem, Spec, TargetSpecBase, register_target
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
 
-__all__ = ["MAX_BODY_BYTES", "OpenAITarget", "cost_of", "retry_after_seconds"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "OpenAITarget",
+    "OpenAITargetSpec",
+    "PriceTable",
+    "api_key_problem",
+    "cost_of",
+    "retry_after_seconds",
+]
+
+
+class PriceTable(Spec):
+    """US dollars per million prompt (input) and completion (output) tokens."""
+
+    input_per_mtok: NonNegative
+    output_per_mtok: NonNegative
+
+
+class OpenAITargetSpec(TargetSpecBase):
+    """An OpenAI-compatible chat-completions endpoint; the key is read from ``api_key_env``."""
+
+    type: Literal["openai"]
+    base_url: Name
+    model: Name
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] | None = None
+    max_tokens: Annotated[int, Field(ge=1)] | None = None
+    system: str | None = None
+    api_key_env: Name | None = None
+    prices: PriceTable | None = None
+
+    def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
+        """The variable ``api_key_env`` names must be set (and not empty)."""
+        problem = api_key_problem(self.api_key_env)
+        if problem is not None:
+            yield Problem((*loc, "api_key_env"), problem)
+
+
+def api_key_problem(variable: str | None) -> str | None:
+    """Why the API key variable cannot be used (unset or empty), or None when it can (or none is named).
+
+    >>> api_key_problem("TRIALSCORE_SURELY_UNSET_KEY")
+    "names 'TRIALSCORE_SURELY_UNSET_KEY', which is not set in the environment"
+    """
+    if variable is None or os.environ.get(variable, ""):
+        return None
+    state = "empty" if variable in os.environ else "not set"
+    return f"names {variable!r}, which is {state} in the environment"
+
 
 #: The most of a reply body that is read (an endless body errors the trial instead of growing memory).
 MAX_BODY_BYTES = 8 * 2**20
@@ -95,12 +145,10 @@ class OpenAITarget:
         headers = {}
         self.secrets: tuple[str, ...] = ()
         if spec.api_key_env is not None:
-            key = os.environ.get(spec.api_key_env, "")
-            if not key:
-                raise EvaluationError(
-                    f"{self._where}: api_key_env names {spec.api_key_env!r}, which is not set in the "
-                    "environment"
-                )
+            problem = api_key_problem(spec.api_key_env)
+            if problem is not None:
+                raise EvaluationError(f"{self._where}: api_key_env {problem}")
+            key = os.environ[spec.api_key_env]
             headers["Authorization"] = f"Bearer {key}"
             self.secrets = (key,)
         self._client = httpx.AsyncClient(
@@ -179,3 +227,6 @@ class OpenAITarget:
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         await self._client.aclose()
+
+
+register_target(OpenAITargetSpec, lambda spec, directory, concurrency: OpenAITarget(spec, concurrency))

@@ -11,56 +11,32 @@ An exception it raises errors the trial; :class:`TransientTargetError` asks for 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import inspect
-import itertools
-import threading
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Literal
 
+from trialscore.errors import EvaluationError
 from trialscore.runner.imports import load_callable
-from trialscore.runner.suite import PythonTargetSpec
+from trialscore.runner.offloop import in_daemon_thread
+from trialscore.runner.registry import Loc, Name, Problem, TargetSpecBase, register_target
 from trialscore.runner.targets.base import TargetReply, TrialRequest, reply_from
 
-__all__ = ["PythonTarget", "in_daemon_thread"]
-
-T = TypeVar("T")
-_CALLS = itertools.count()
+__all__ = ["PythonTarget", "PythonTargetSpec", "in_daemon_thread"]
 
 
-async def in_daemon_thread(fn: Callable[..., T], *args: Any) -> T:
-    """``fn(*args)`` in a new daemon thread; the awaiting task may give up on it (a timeout).
+class PythonTargetSpec(TargetSpecBase):
+    """A callable ``module:attr`` (or ``file.py:attr``, relative to the suite) given the case and seed."""
 
-    Unlike a thread pool, a call that never returns holds only its own thread: it
-    delays no other call, and the process can exit without waiting for it.
+    type: Literal["python"]
+    callable: Name
 
-    >>> asyncio.run(in_daemon_thread(pow, 2, 10))
-    1024
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def deliver(value: Any, error: BaseException | None) -> None:
-        if future.done():  # the caller gave up (timeout, cancel)
-            return
-        if error is not None:
-            future.set_exception(error)
-        else:
-            future.set_result(value)
-
-    def work() -> None:
-        value, error = None, None
+    def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
+        """The callable must import."""
         try:
-            value = fn(*args)
-        except BaseException as exc:  # delivered to the awaiting task
-            error = exc
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
-            loop.call_soon_threadsafe(deliver, value, error)
-
-    threading.Thread(target=work, name=f"trialscore-call-{next(_CALLS)}", daemon=True).start()
-    return await future
+            load_callable(self.callable, directory, "target")
+        except EvaluationError as exc:
+            yield Problem((*loc, "callable"), str(exc).removeprefix("target: "))
 
 
 class PythonTarget:
@@ -82,3 +58,6 @@ class PythonTarget:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+register_target(PythonTargetSpec, lambda spec, directory, concurrency: PythonTarget(spec, directory))

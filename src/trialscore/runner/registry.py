@@ -1,0 +1,171 @@
+"""The registry of grader and target types: each type's module registers its spec model and factory.
+
+A suite's ``type: regex`` (or ``type: openai``) is looked up here by name; the suite schema's
+discriminated unions are built from these tables, and :func:`trialscore.runner.graders.build_grader`
+and :func:`trialscore.runner.targets.build_target` call the registered factory.  So a new grader is
+one module in :mod:`trialscore.runner.graders`: a spec model, the grader, and a call to
+:func:`register_grader` (the package imports every module in it).
+
+This module holds what those modules share and nothing else, so it imports no other runner module:
+the specs' common base (:class:`Spec`, :class:`GraderSpecBase`, :class:`TargetSpecBase`), the
+:class:`Problem` a rule reports, and the two tables.
+
+>>> from typing import Literal
+>>> class ShoutSpec(GraderSpecBase):
+...     type: Literal["shout"]
+>>> ShoutSpec(type="shout", weight=2).label
+'shout'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
+
+if TYPE_CHECKING:
+    from trialscore.runner.graders.base import Grader
+    from trialscore.runner.targets.base import Target
+
+__all__ = [
+    "GRADERS",
+    "TARGETS",
+    "GraderContext",
+    "GraderKind",
+    "GraderSite",
+    "GraderSpecBase",
+    "Loc",
+    "Problem",
+    "Spec",
+    "TargetKind",
+    "TargetSpecBase",
+    "register_grader",
+    "register_target",
+]
+
+#: A field's place in the suite document: keys and list indices, e.g. ``("cases", 1, "graders", 0)``.
+Loc = tuple[str | int, ...]
+
+NonNegative = Annotated[float, Field(ge=0.0)]
+Positive = Annotated[float, Field(gt=0.0)]
+Name = Annotated[str, Field(min_length=1)]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a suite: where (``loc``) and the rule it breaks (``message``)."""
+
+    loc: Loc
+    message: str
+
+
+class Spec(BaseModel):
+    """Frozen, closed (unknown keys are errors, so typos are caught) suite fragment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False, populate_by_name=True)
+
+
+@dataclass(frozen=True)
+class GraderSite:
+    """Where a grader sits, for its cross-field rules: its case's id, ``expected`` and locations.
+
+    ``case_expected`` is the raw value from the document (the case itself may have failed
+    validation: its graders' rules are checked all the same).
+    """
+
+    loc: Loc
+    case_loc: Loc
+    case_id: str
+    case_expected: Any
+    target_names: tuple[str, ...]
+    directory: Path
+
+
+class GraderSpecBase(Spec):
+    """What every grader spec has: ``weight`` (default 1) and an optional ``name``."""
+
+    weight: NonNegative = 1.0
+    name: Name | None = None
+
+    @property
+    def label(self) -> str:
+        """The grader's name in results: ``name`` if given, else its type."""
+        return self.name or str(getattr(self, "type", "grader"))
+
+    def problems(self, site: GraderSite) -> Iterator[Problem]:
+        """Rules that need more than this spec (the case's ``expected``, the suite's targets, files)."""
+        return iter(())
+
+    def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
+        """What only the running machine can tell: a callable that does not import."""
+        return iter(())
+
+
+class TargetSpecBase(Spec):
+    """What every target spec has: a ``name``, and ``judge_only`` (used only by ``llm_judge`` graders)."""
+
+    name: Name
+    judge_only: StrictBool = False
+
+    def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
+        """What only the running machine can tell: a callable that does not import, an unset API key."""
+        return iter(())
+
+
+@dataclass(frozen=True)
+class GraderContext:
+    """What a grader factory is given besides its spec: the case, the suite's directory, the judge."""
+
+    case: Any
+    directory: Path
+    judge: Any
+
+
+@dataclass(frozen=True)
+class GraderKind:
+    """A registered grader type: its spec model and ``build(spec, context) -> Grader``."""
+
+    spec: type[GraderSpecBase]
+    build: Callable[[Any, GraderContext], Grader]
+
+
+@dataclass(frozen=True)
+class TargetKind:
+    """A registered target type: its spec model and ``build(spec, directory, concurrency) -> Target``."""
+
+    spec: type[TargetSpecBase]
+    build: Callable[[Any, Path, int], Target]
+
+
+#: Grader type name -> kind, in registration order.
+GRADERS: dict[str, GraderKind] = {}
+#: Target type name -> kind, in registration order.
+TARGETS: dict[str, TargetKind] = {}
+
+
+def _type_name(spec: type[Spec]) -> str:
+    field = spec.model_fields.get("type")
+    args = get_args(field.annotation) if field is not None else ()
+    if len(args) != 1 or not isinstance(args[0], str):
+        raise TypeError(f"{spec.__name__} needs a field type: Literal['name']")
+    name: str = args[0]
+    return name
+
+
+def register_grader(spec: type[GraderSpecBase], build: Callable[[Any, GraderContext], Grader]) -> None:
+    """Register a grader type under its spec's ``type`` literal (a name taken twice is an error)."""
+    name = _type_name(spec)
+    if name in GRADERS and GRADERS[name].spec is not spec:
+        raise TypeError(f"grader type {name!r} is registered twice")
+    GRADERS[name] = GraderKind(spec, build)
+
+
+def register_target(spec: type[TargetSpecBase], build: Callable[[Any, Path, int], Target]) -> None:
+    """Register a target type under its spec's ``type`` literal (a name taken twice is an error)."""
+    name = _type_name(spec)
+    if name in TARGETS and TARGETS[name].spec is not spec:
+        raise TypeError(f"target type {name!r} is registered twice")
+    TARGETS[name] = TargetKind(spec, build)
