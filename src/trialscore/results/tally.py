@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ResolvedColumns
@@ -384,7 +384,7 @@ class LongTable:
     """
 
     table: pa.Table
-    where: tuple[str, ...]
+    where: Sequence[str]
     rows_skipped: int = 0
     first_skipped: str | None = None
 

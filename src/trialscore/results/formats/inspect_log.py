@@ -21,16 +21,56 @@ A list or dict score value has no pass/fail reading and is reported as invalid.
 from __future__ import annotations
 
 import json
+import re
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import head_bytes, head_text
 from trialscore.results.tally import LongTable, text_value
 
-__all__ = ["inspect_log_table"]
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = ["MAPS", "NAME", "SUFFIXES", "SUMMARY", "inspect_log_table", "read", "sniff"]
+
+NAME = "inspect"
+SUMMARY = "inspect_ai eval log (.eval or .json; needs the inspect extra)"
+MAPS = (
+    "item = sample id, trial = epoch - 1, outcome = score value == 1 (value_to_float); group keys "
+    "target (model), suite (task), run_id, scorer"
+)
+SUFFIXES = (".eval", ".json")
+
+_ZIP = b"PK\x03\x04"
+#: The first keys inspect_ai writes in a JSON log.
+_JSON_LOG = re.compile(r'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
+
+
+def _is_log_file(path: Path) -> bool:
+    if head_bytes(path, len(_ZIP)) == _ZIP:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        except (OSError, zipfile.BadZipFile):
+            return False
+        return any(name == "header.json" or name.startswith("_journal/") for name in names)
+    head = head_text(path, 4096)
+    return head is not None and _JSON_LOG.match(head) is not None
+
+
+def sniff(path: Path) -> bool:
+    """A zip with inspect_ai's ``header.json`` / ``_journal``, or JSON opening ``{"version": N, "status"``."""
+    return _is_log_file(path)
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every (sample, epoch, scorer) of the log to ``sink``."""
+    sink.scan_table(str(path), inspect_log_table(path))
 
 
 def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:

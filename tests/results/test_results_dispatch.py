@@ -1,0 +1,97 @@
+"""The format registry: detection from content, the by-name override, the listing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats import FORMATS, detect_format, get_format, list_formats
+from trialscore.results.readers import read_counts
+
+ROWS = [
+    {"case_id": "a", "trial": 0, "passed": True},
+    {"case_id": "a", "trial": 1, "passed": False},
+    {"case_id": "b", "trial": 0, "passed": True},
+]
+
+
+def _samples(folder: Path) -> dict[str, Path]:
+    """One file of each file format, every one named ``.dat`` so only the content can tell them apart."""
+    jsonl = "".join(json.dumps(row) + "\n" for row in ROWS)
+    files = {
+        "parquet": lambda path: pq.write_table(pa.Table.from_pylist(ROWS), path),
+        "wide": lambda path: path.write_text("1,0\n1,1\n"),
+        "cases": lambda path: path.write_text(json.dumps({"eval_id": "a", "verdict": "pass"}) + "\n"),
+        "json-array": lambda path: path.write_text(json.dumps(ROWS, indent=2)),
+        "jsonl": lambda path: path.write_text(jsonl),
+        "csv": lambda path: path.write_text("case_id,trial,passed\na,0,1\na,1,0\nb,0,1\n"),
+    }
+    paths = {}
+    for name, write in files.items():
+        paths[name] = folder / f"{name}.dat"
+        write(paths[name])
+    return paths
+
+
+def test_every_file_format_is_detected_from_its_content_alone(tmp_path):
+    samples = _samples(tmp_path)
+    order = list(FORMATS)
+    for name, path in samples.items():
+        assert detect_format(path).NAME == name
+        earlier = order[: order.index(name)]
+        assert [other for other in earlier if FORMATS[other].sniff(path)] == [], name
+        assert not FORMATS["inspect"].sniff(path)
+    for name in ("parquet", "jsonl", "csv", "json-array"):
+        counts = read_counts([samples[name]])
+        assert (counts.item.tolist(), counts.graded.tolist(), counts.c.tolist()) == (
+            ["a", "b"],
+            [2, 1],
+            [1, 1],
+        )
+
+
+def test_the_wide_matrix_wins_over_csv_only_when_the_first_line_is_numbers(tmp_path):
+    path = tmp_path / "m.csv"
+    path.write_text("# items x trials\n1,0,1\n0,0,1\n")
+    assert detect_format(path).NAME == "wide"
+    path.write_text("case_id,passed\n1,0\n")
+    assert detect_format(path).NAME == "csv"
+
+
+def test_a_format_named_by_the_caller_overrides_detection(tmp_path):
+    path = tmp_path / "rows.log"
+    path.write_text("case_id;trial;passed\na;0;1\n")
+    assert read_counts([path], input_format="csv").c.tolist() == [1]
+    with pytest.raises(
+        EvaluationError, match=r"unknown input format 'excel'; the formats are inspect, parquet"
+    ):
+        read_counts([path], input_format="excel")
+    with pytest.raises(EvaluationError, match=r"rows\.log: cannot read Parquet: ") as caught:
+        read_counts([path], input_format="parquet")
+    assert "\n" not in str(caught.value) and "SELECT" not in str(caught.value)
+
+
+def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
+    infos = list_formats()
+    assert [info.name for info in infos] == list(FORMATS)
+    assert list(FORMATS) == ["inspect", "parquet", "wide", "cases", "json-array", "jsonl", "csv"]
+    for info in infos:
+        assert info.summary and info.maps and info.suffixes
+        assert info.to_dict()["name"] == info.name
+        assert get_format(info.name).NAME == info.name
+
+
+def test_unknown_content_and_missing_files_are_named(tmp_path):
+    document = tmp_path / "config.json"
+    document.write_text('{\n  "model": "x"\n}\n')
+    with pytest.raises(
+        EvaluationError, match=r"config\.json: its content is none of the formats trialscore reads"
+    ):
+        read_counts([document])
+    with pytest.raises(EvaluationError, match=r"absent: no such file"):
+        read_counts([tmp_path / "absent"])
