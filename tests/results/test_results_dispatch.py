@@ -1,10 +1,11 @@
-"""The format registry: detection from content, the by-name override, the listing."""
+"""The format registry: detection from content, the by-name override, the listing, inputs with no trials."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -95,3 +96,25 @@ def test_unknown_content_and_missing_files_are_named(tmp_path):
         read_counts([document])
     with pytest.raises(EvaluationError, match=r"absent: no such file"):
         read_counts([tmp_path / "absent"])
+
+
+def test_an_input_with_no_trials_is_an_error_in_every_format(tmp_path):
+    empty_rows = {
+        "array.json": "[]",
+        "rows.jsonl": "\n\n",
+        "rows.csv": "case_id,trial,passed\n",
+    }
+    for name, text in empty_rows.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(EvaluationError, match=rf"no trials in {tmp_path / name}"):
+            read_counts([tmp_path / name])
+    np.save(tmp_path / "m.npy", np.zeros((0, 3)))
+    with pytest.raises(EvaluationError):
+        read_counts([tmp_path / "m.npy"])
+
+
+def test_a_jsonl_file_of_only_bad_lines_is_no_valid_trials(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"case_id": "a", "trial": 0, "passed": "maybe"}\n')
+    with pytest.raises(EvaluationError, match=r"no valid trials in .*bad\.jsonl: its only row is invalid"):
+        read_counts([path], skip_invalid=True)

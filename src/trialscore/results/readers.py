@@ -15,12 +15,12 @@ format          input
 ``cases``       per-case results with ``trials`` arrays (seed 003, the runner's cases.jsonl)
 ``json-array``  a JSON array of trial rows (DuckDB)
 ``jsonl``       JSON Lines: trial records (the runner's trials.jsonl) or any long rows (DuckDB)
-``csv``         CSV / TSV with a header, long format (DuckDB)
+``csv``         CSV / TSV with a header, long format (DuckDB; bad rows named by Python's csv module)
 ==============  =====================================================================================
 
 Every input says how many rows it had; invalid rows raise an error naming the
 file, line or row, field and value, or with ``skip_invalid`` are skipped and
-counted.  The group key
+counted once each.  An input with no trials is an error.  The group key
 ``file`` (unless the data has such a column) is the file name, so
 ``by=("file",)`` compares files.
 

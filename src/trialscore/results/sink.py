@@ -157,6 +157,11 @@ class TrialSink:
         self.con.register(name, table)
         return name
 
+    def used_columns(self, available: Sequence[str]) -> list[str]:
+        """The columns among ``available`` the column map and the group keys use, in file order."""
+        used = _used(self.columns.resolve(list(available), self._data_by(available)))
+        return [name for name in available if name in used]
+
     def skipped(self, rows: int, first: str | None) -> None:
         """Count ``rows`` input rows that never became trial rows (read and skipped, once each)."""
         if rows:

@@ -8,6 +8,9 @@ lists them in detection order: an input is read by the first format whose
 one named with ``input_format=`` (the CLI's ``--from``).
 Adding a format is adding its module and one line to :data:`FORMATS`.
 
+Every input that is read must hold trials: an empty file, a CSV with only a
+header, or a file whose every row was skipped as invalid is an error naming it.
+
 >>> [info.name for info in list_formats()]
 ['inspect', 'parquet', 'wide', 'cases', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
@@ -96,7 +99,7 @@ def detect_format(path: Path) -> Format:
     suffix = path.suffix.lower()
     known = suffix in _known_suffixes()
     if (known or not suffix) and is_blank(path):
-        raise EvaluationError(f"{path}: the file is empty")
+        raise EvaluationError(f"no trials in {path}: the file is empty")
     listing = "; ".join(f"{fmt.NAME} ({fmt.SUMMARY})" for fmt in FORMATS.values())
     if not known:
         raise EvaluationError(f"{path}: unknown file type {suffix!r}; its content is none of: {listing}")
@@ -109,15 +112,27 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
     Raises
     ------
     EvaluationError
-        When the input cannot be read, or holds a bad row (unless the sink skips them).
+        When the input cannot be read, holds a bad row (unless the sink skips them),
+        or holds no trials (nothing, a header only, or only rows skipped as invalid).
     """
     fmt = get_format(input_format) if input_format is not None else detect_format(path)
     if not path.exists():
         raise EvaluationError(f"{path}: no such file")
+    before = sink.stats
     try:
         fmt.read(path, sink)
     except OSError as exc:
         raise EvaluationError(
             f"{exc.filename or path}: cannot read as {fmt.NAME}: {exc.strerror or exc}"
         ) from exc
+    rows = sink.stats.rows_read - before.rows_read
+    skipped = sink.stats.rows_skipped - before.rows_skipped
+    if rows == 0:
+        raise EvaluationError(f"no trials in {path}: read as {fmt.NAME}, it holds no trial rows")
+    if rows == skipped:
+        every = "its only row is" if rows == 1 else f"all {rows} of its rows are"
+        raise EvaluationError(
+            f"no valid trials in {path}: {every} invalid and skipped "
+            "(without --skip-invalid the first is named)"
+        )
     return fmt

@@ -38,6 +38,14 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path, sink: TrialSink) -> None:
     """Count the row objects of the array."""
+    first = (head_text(path, 4096) or "").lstrip().removeprefix("[").lstrip()[:1]
+    if first == "]":
+        raise EvaluationError(f"no trials in {path}: the JSON array is empty")
+    if first != "{":
+        raise EvaluationError(
+            f"{path}: expected a JSON array of row objects, one per trial; "
+            f"its first element starts with {first!r}"
+        )
     source = quote_literal(str(path))
     try:
         names = sink.describe(f"read_json({source}, format='array')")
