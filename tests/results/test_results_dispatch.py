@@ -1,4 +1,4 @@
-"""The format registry: detection from content, the by-name override, the listing, inputs with no trials."""
+"""The format registry: detection from content, the by-name override, the listing, no trials, BOMs."""
 
 from __future__ import annotations
 
@@ -9,10 +9,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
+from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format, get_format, list_formats
 from trialscore.results.readers import read_counts
+
+runner = CliRunner()
 
 ROWS = [
     {"case_id": "a", "trial": 0, "passed": True},
@@ -118,3 +122,29 @@ def test_a_jsonl_file_of_only_bad_lines_is_no_valid_trials(tmp_path):
     path.write_text('{"case_id": "a", "trial": 0, "passed": "maybe"}\n')
     with pytest.raises(EvaluationError, match=r"no valid trials in .*bad\.jsonl: its only row is invalid"):
         read_counts([path], skip_invalid=True)
+
+
+@pytest.mark.parametrize("layout", ["jsonl", "array"])
+def test_json_with_a_byte_order_mark_reads_like_without(tmp_path, layout):
+    text = "".join(json.dumps(row) + "\n" for row in ROWS) if layout == "jsonl" else json.dumps(ROWS)
+    plain, marked = tmp_path / f"plain.{layout}", tmp_path / f"marked.{layout}"
+    plain.write_text(text, encoding="utf-8")
+    marked.write_text(text, encoding="utf-8-sig")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    expected = read_counts([plain])
+    counts = read_counts([marked])
+    assert counts.item.tolist() == expected.item.tolist() and counts.c.tolist() == expected.c.tolist()
+    assert counts.stats.sources == (str(marked),)
+    result = runner.invoke(app, ["score", str(marked), "-f", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["rows"]["rows_read"] == 3
+
+
+def test_a_bad_line_in_a_jsonl_file_with_a_byte_order_mark_keeps_its_number(tmp_path):
+    path = tmp_path / "marked.jsonl"
+    path.write_text(
+        '{"case_id": "a", "trial": 0, "passed": true}\n{"case_id": "a", "trial": 1, "passed": 7}\n',
+        encoding="utf-8-sig",
+    )
+    with pytest.raises(EvaluationError, match=r"marked\.jsonl line 2: field 'passed' must be true/false"):
+        read_counts([path])

@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -56,6 +57,9 @@ __all__ = ["FILE_KEY", "EngineError", "TrialSink", "engine_reason"]
 
 #: The pseudo group column holding the file name.
 FILE_KEY = "file"
+
+#: UTF-8 byte order mark, which DuckDB's JSON reader refuses.
+UTF8_BOM = b"\xef\xbb\xbf"
 
 _DATABASE: list[duckdb.DuckDBPyConnection] = []
 
@@ -161,6 +165,18 @@ class TrialSink:
         """The columns among ``available`` the column map and the group keys use, in file order."""
         used = _used(self.columns.resolve(list(available), self._data_by(available)))
         return [name for name in available if name in used]
+
+    def without_bom(self, path: Path) -> Path:
+        """``path``, or a temporary copy without its UTF-8 byte order mark (same lines, same numbers)."""
+        with path.open("rb") as handle:
+            if handle.read(len(UTF8_BOM)) != UTF8_BOM:
+                return path
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="trialscore-"))
+            copy = self._scratch / f"{self.new_name('nobom')}{path.suffix}"
+            with copy.open("wb") as out:
+                shutil.copyfileobj(handle, out, 2**20)
+        return copy
 
     def skipped(self, rows: int, first: str | None) -> None:
         """Count ``rows`` input rows that never became trial rows (read and skipped, once each)."""

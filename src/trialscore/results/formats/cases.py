@@ -151,7 +151,7 @@ def read(path: Path, sink: TrialSink) -> None:
 
 
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -163,11 +163,11 @@ def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
 
 def case_result_table(path: Path, skip_invalid: bool = False) -> LongTable:
     """Trial rows of a seed-003 results file (JSON Lines of cases, or a JSON array of cases)."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         head = handle.read(4096).lstrip()
     if head.startswith("["):
         try:
-            cases = json.loads(path.read_text(encoding="utf-8"))
+            cases = json.loads(path.read_text(encoding="utf-8-sig"))
         except ValueError as exc:
             raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
         return case_result_table_from_cases(

@@ -46,7 +46,7 @@ def read(path: Path, sink: TrialSink) -> None:
             f"{path}: expected a JSON array of row objects, one per trial; "
             f"its first element starts with {first!r}"
         )
-    source = quote_literal(str(path))
+    source = quote_literal(str(sink.without_bom(path)))
     try:
         names = sink.describe(f"read_json({source}, format='array')")
     except duckdb.Error as exc:

@@ -3,11 +3,12 @@
 Every key seen among the first 1000 objects becomes a text column; roles are
 found by name (:mod:`trialscore.results.columns`).  A line that is not a JSON
 object is named (``trials.jsonl line 7: not valid JSON: ...``), or with
-``skip_invalid`` skipped and counted once.
+``skip_invalid`` skipped and counted once.  A UTF-8 byte order mark (as some
+Windows tools write) is accepted.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
->>> _ = path.write_text('{"case_id": "a", "passed": true}\\n')
+>>> _ = path.write_bytes(b'\\xef\\xbb\\xbf{"case_id": "a", "passed": true}\\n')
 >>> sniff(path)
 True
 """
@@ -60,6 +61,8 @@ def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
         for number, raw in enumerate(handle, start=1):
             if len(raw) > longest:
                 longest, longest_line = len(raw), number
+            if number == 1:
+                raw = raw.removeprefix(b"\xef\xbb\xbf")
             if not raw.strip():
                 continue
             if len(raw) > MAX_JSON_LINE_BYTES:
@@ -85,7 +88,7 @@ def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
 def _json_keys(path: Path, lines: int = 1000) -> list[str]:
     """Keys of the JSON objects among the first ``lines`` non-blank lines, in order of appearance."""
     keys: dict[str, None] = {}
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         for line in itertools.islice((line for line in handle if line.strip()), lines):
             try:
                 value = json.loads(line)
@@ -103,7 +106,7 @@ def read(path: Path, sink: TrialSink) -> None:
     if not names:
         malformed, _, _ = _first_bad_json_line(path)
         raise EvaluationError(malformed or f"{label}: no JSON object among the first 1000 non-blank lines")
-    source = quote_literal(label)
+    source = quote_literal(str(sink.without_bom(path)))
     columns = "{" + ", ".join(f"{quote_literal(name)}: 'VARCHAR'" for name in names) + "}"
     types = dict.fromkeys(names, "VARCHAR")
 
