@@ -1,4 +1,4 @@
-"""The format registry: detection from content, the by-name override, the listing, no trials, BOMs."""
+"""The format registry: detection from content, the by-name override, the listing, inputs with no trials."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ def test_every_file_format_is_detected_from_its_content_alone(tmp_path):
         assert detect_format(path).NAME == name
         earlier = order[: order.index(name)]
         assert [other for other in earlier if FORMATS[other].sniff(path)] == [], name
-        assert not FORMATS["inspect"].sniff(path)
+        assert not FORMATS["runner"].sniff(path) and not FORMATS["inspect"].sniff(path)
     for name in ("parquet", "jsonl", "csv", "json-array"):
         counts = read_counts([samples[name]])
         assert (counts.item.tolist(), counts.graded.tolist(), counts.c.tolist()) == (
@@ -73,7 +73,7 @@ def test_a_format_named_by_the_caller_overrides_detection(tmp_path):
     path.write_text("case_id;trial;passed\na;0;1\n")
     assert read_counts([path], input_format="csv").c.tolist() == [1]
     with pytest.raises(
-        EvaluationError, match=r"unknown input format 'excel'; the formats are inspect, parquet"
+        EvaluationError, match=r"unknown input format 'excel'; the formats are runner, inspect"
     ):
         read_counts([path], input_format="excel")
     with pytest.raises(EvaluationError, match=r"rows\.log: cannot read Parquet: ") as caught:
@@ -84,21 +84,26 @@ def test_a_format_named_by_the_caller_overrides_detection(tmp_path):
 def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
     infos = list_formats()
     assert [info.name for info in infos] == list(FORMATS)
-    assert list(FORMATS) == ["inspect", "parquet", "wide", "cases", "json-array", "jsonl", "csv"]
+    assert list(FORMATS) == ["runner", "inspect", "parquet", "wide", "cases", "json-array", "jsonl", "csv"]
     for info in infos:
         assert info.summary and info.maps and info.suffixes
         assert info.to_dict()["name"] == info.name
         assert get_format(info.name).NAME == info.name
 
 
-def test_unknown_content_and_missing_files_are_named(tmp_path):
+def test_unknown_content_and_folders_of_nothing_are_named(tmp_path):
     document = tmp_path / "config.json"
     document.write_text('{\n  "model": "x"\n}\n')
     with pytest.raises(
         EvaluationError, match=r"config\.json: its content is none of the formats trialscore reads"
     ):
         read_counts([document])
-    with pytest.raises(EvaluationError, match=r"absent: no such file"):
+    (tmp_path / "empty-folder").mkdir()
+    with pytest.raises(
+        EvaluationError, match=r"empty-folder: a folder is read as a run folder .* holds neither"
+    ):
+        read_counts([tmp_path / "empty-folder"])
+    with pytest.raises(EvaluationError, match=r"absent: no such file or folder"):
         read_counts([tmp_path / "absent"])
 
 

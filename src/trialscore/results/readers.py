@@ -1,4 +1,4 @@
-"""Read trial results from files (or records) into per-(group, item) counts.
+"""Read trial results from files, folders (or records) into per-(group, item) counts.
 
 :func:`read_counts` takes any mix of inputs and returns one
 :class:`~trialscore.results.counts.ItemCounts`; the same item in two files is
@@ -9,7 +9,8 @@ holds one module per format:
 ==============  =====================================================================================
 format          input
 ==============  =====================================================================================
-``inspect``     an inspect_ai eval log (``.eval`` / ``.json``; needs the ``inspect`` extra)
+``runner``      a run folder ``trialscore run --out`` wrote, or its ``summary.json``: its trials.jsonl
+``inspect``     an inspect_ai eval log (``.eval`` / ``.json``), or a folder of them (``inspect`` extra)
 ``parquet``     long format, one row per trial (DuckDB)
 ``wide``        ``.npy`` / ``.npz`` / headerless numeric CSV: items x trials 0/1 (NaN = errored trial)
 ``cases``       per-case results with ``trials`` arrays (seed 003, the runner's cases.jsonl)
@@ -63,11 +64,11 @@ def read_counts(
     allow_repeated_trials: bool = False,
     input_format: str | None = None,
 ) -> ItemCounts:
-    """Read trial files into per-(group, item) counts.
+    """Read trial files and folders into per-(group, item) counts.
 
     Parameters
     ----------
-    paths : files to read (their trials are pooled per (group, item))
+    paths : files or folders to read (their trials are pooled per (group, item))
     by : group columns, e.g. ``("target", "category")``; ``"file"`` groups by file
     columns : which column holds the item, trial, outcome (see :mod:`trialscore.results.columns`)
     skip_invalid : skip and count invalid rows instead of raising

@@ -4,15 +4,15 @@ A format is a module with ``NAME``, ``SUMMARY``, ``MAPS``, ``SUFFIXES``,
 ``sniff(path) -> bool`` and ``read(path, sink) -> None`` (the
 :class:`~trialscore.results.formats.base.Format` protocol).  :data:`FORMATS`
 lists them in detection order: an input is read by the first format whose
-``sniff`` recognises its content (first bytes, first JSON keys), or by the
-one named with ``input_format=`` (the CLI's ``--from``).
+``sniff`` recognises its content (first bytes, first JSON keys, a folder's
+files), or by the one named with ``input_format=`` (the CLI's ``--from``).
 Adding a format is adding its module and one line to :data:`FORMATS`.
 
 Every input that is read must hold trials: an empty file, a CSV with only a
 header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
-['inspect', 'parquet', 'wide', 'cases', 'json-array', 'jsonl', 'csv']
+['runner', 'inspect', 'parquet', 'wide', 'cases', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -21,7 +21,7 @@ header, or a file whose every row was skipped as invalid is an error naming it.
 >>> get_format("xlsx")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-trialscore.errors.EvaluationError: unknown input format 'xlsx'; the formats are inspect, parquet, ...
+trialscore.errors.EvaluationError: unknown input format 'xlsx'; the formats are runner, inspect, ...
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from trialscore.results.formats import (
     jsonl,
     long_csv,
     parquet,
+    run_folder,
     wide,
 )
 from trialscore.results.formats._text import is_blank
@@ -49,6 +50,7 @@ __all__ = ["FORMATS", "Format", "FormatInfo", "detect_format", "get_format", "li
 
 #: Every format by name, in detection order (the first whose ``sniff`` says yes reads the input).
 FORMATS: dict[str, Format] = {
+    run_folder.NAME: run_folder,
     inspect_log.NAME: inspect_log,
     parquet.NAME: parquet,
     wide.NAME: wide,
@@ -85,17 +87,25 @@ def detect_format(path: Path) -> Format:
     Raises
     ------
     EvaluationError
-        For a missing file, an empty file, or content no format recognises.
+        For a missing path, an empty file, or content no format recognises.
     """
-    if not path.is_file():
-        raise EvaluationError(f"{path}: no such file")
+    if not path.exists():
+        raise EvaluationError(f"{path}: no such file or folder")
     try:
-        path.open("rb").close()
+        if path.is_file():
+            path.open("rb").close()
+        else:
+            next(path.iterdir(), None)
     except OSError as exc:
         raise EvaluationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     for fmt in FORMATS.values():
         if fmt.sniff(path):
             return fmt
+    if path.is_dir():
+        raise EvaluationError(
+            f"{path}: a folder is read as a run folder (with {run_folder.TRIALS}, as `trialscore run --out` "
+            "writes it) or as a folder of inspect_ai logs (.eval, .json); this one holds neither"
+        )
     suffix = path.suffix.lower()
     known = suffix in _known_suffixes()
     if (known or not suffix) and is_blank(path):
@@ -107,7 +117,7 @@ def detect_format(path: Path) -> Format:
 
 
 def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> Format:
-    """Read one file into ``sink`` (format by name, else detected); return the format used.
+    """Read one file or folder into ``sink`` (format by name, else detected); return the format used.
 
     Raises
     ------
@@ -117,7 +127,7 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
     """
     fmt = get_format(input_format) if input_format is not None else detect_format(path)
     if not path.exists():
-        raise EvaluationError(f"{path}: no such file")
+        raise EvaluationError(f"{path}: no such file or folder")
     before = sink.stats
     try:
         fmt.read(path, sink)
