@@ -154,8 +154,8 @@ def test_wide_nan_marks_errored_trials_and_bad_entries_are_named(tmp_path):
         read_counts([tmp_path / "ragged.csv"])
 
 
-def _inspect_log(tmp_path, log_format: str):
-    """A real inspect_ai log: mockllm answers q1 right twice of 3 epochs, q2 never."""
+def _inspect_log(tmp_path, log_format: str, name: str = "tiny"):
+    """A real inspect_ai log in ``tmp_path / "logs"``: mockllm gets q1 right twice of 3 epochs, q2 never."""
     pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
     from inspect_ai import Task
     from inspect_ai import eval as inspect_eval
@@ -181,7 +181,7 @@ def _inspect_log(tmp_path, log_format: str):
         solver=generate(),
         scorer=match(),
         epochs=3,
-        name="tiny",
+        name=name,
     )
     (log,) = inspect_eval(
         task,
@@ -206,3 +206,29 @@ def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
     assert counts.stats.rows_read == 6
     suite = read_counts([location], by=["suite"])
     assert [group.label for group in suite.groups()] == ["suite=tiny"]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
+def test_a_folder_of_inspect_ai_logs_reads_every_log(tmp_path):
+    from typer.testing import CliRunner
+
+    from trialscore.cli import app
+    from trialscore.results.formats import detect_format
+
+    logs = [_inspect_log(tmp_path, "eval", "tiny"), _inspect_log(tmp_path, "json", "small")]
+    folder = tmp_path / "logs"
+    (folder / "notes.json").write_text('{"about": "not a log"}\n')
+    (folder / "README.txt").write_text("eval logs of the tiny and small tasks\n")
+    assert detect_format(folder).NAME == "inspect"
+    counts = read_counts([folder], by=["suite"])
+    assert _by_item(counts) == {
+        ("small", "q1"): (3, 2, 0),
+        ("small", "q2"): (3, 0, 0),
+        ("tiny", "q1"): (3, 2, 0),
+        ("tiny", "q2"): (3, 0, 0),
+    }
+    assert sorted(counts.stats.sources) == sorted(str(log).removeprefix("file://") for log in logs)
+    assert counts.stats.rows_read == 12
+    result = CliRunner().invoke(app, ["score", str(folder), "--by", "file", "-f", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["groups"]) == 2

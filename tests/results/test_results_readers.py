@@ -215,7 +215,11 @@ def test_json_array_of_trial_rows(tmp_path):
             r"bad\.csv line 3: field 'case_id' must be a non-empty",
         ),
         ("csv", "case_id,trial,passed\na,0,1\n\na,-1,0\n", r"bad\.csv line 4: field 'trial' must be a whole"),
-        ("csv", "case_id,trial,passed\na,0,1\na,1,0,7\n", r"bad\.csv line 3: Expected Number of Columns"),
+        (
+            "csv",
+            "case_id,trial,passed\na,0,1\na,1,0,7\n",
+            r"bad\.csv line 3: the row has 4 fields, the header 3: '7' has no column \(1 bad row in all",
+        ),
         (
             "jsonl",
             '{"case_id": "a", "trial": 0, "passed": true}\n\n{"case_id": "a", "trial": 1.5, "passed": 1}\n',

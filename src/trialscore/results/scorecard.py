@@ -315,7 +315,7 @@ def score_group(
     from trialscore.advice import insights
 
     scored = group.n > 0
-    common = {
+    common: dict[str, Any] = {
         "key": group.key,
         "label": group.label,
         "items": group.items,
@@ -324,15 +324,16 @@ def score_group(
         "items_all_errored": group.items_all_errored,
     }
     if not scored.any():
-        reason = (
+        all_errored = (
             f"no scored trial in {group.label}: all {group.errored_trials} trials errored "
             "(--errors fail counts them as failures)"
         )
-        metrics = tuple(MetricScore(spec, None, reason) for spec in specs)
+        metrics = tuple(MetricScore(spec, None, all_errored) for spec in specs)
         return GroupScore(**common, flaky_items=0, metrics=metrics, advice=())
     bank = group.bank()
     states = bank.states()
-    clusters = group.bank_clusters()
+    item_clusters = group.bank_clusters()
+    clusters = None if item_clusters is None else item_clusters.tolist()
     scores = []
     for spec in specs:
         reason = _unscorable(group, bank, spec, scored)

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ResolvedColumns
@@ -47,7 +47,7 @@ _INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 _FLOAT = re.compile(r"^(FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$")
 
 _RULES = {
-    "item": "must be a non-empty case id",
+    "item": "must be a non-empty case id on one line (a line break in it is often an unbalanced quote)",
     "trial": "must be a whole number >= 0",
     "passed": "must be true/false or 1/0 (empty means an errored trial)",
     "score": "must be a number in [0, 1] (empty means an errored trial)",
@@ -152,7 +152,8 @@ def _item_role(column: str, kind: str) -> _Role:
     value = name if kind == "text" else f"CAST({name} AS VARCHAR)"
     if kind == "bool":
         raise EvaluationError(f"item column {column!r} is boolean; expected case ids")
-    return _Role(value, f"({value} IS NULL OR {value} = '')", grouped=True)
+    bad = f"({value} IS NULL OR {value} = '' OR regexp_matches({value}, '[\\r\\n]'))"
+    return _Role(value, bad, grouped=True)
 
 
 def _trial_role(column: str, kind: str) -> _Role:
@@ -290,6 +291,8 @@ def _grouped_invalid(table: pa.Table, roles: Mapping[str, tuple[str, _Role]]) ->
     item = table["item"]
     if item.null_count or pc.any(pc.equal(item, "")).as_py():
         return True
+    if pc.any(pc.match_substring_regex(item, r"[\r\n]")).as_py():
+        return True
     if "trial" in roles and roles["trial"][1].grouped:
         if pc.any(pc.less(table["trial_lo"], 0)).as_py():
             return True
@@ -384,7 +387,7 @@ class LongTable:
     """
 
     table: pa.Table
-    where: tuple[str, ...]
+    where: Sequence[str]
     rows_skipped: int = 0
     first_skipped: str | None = None
 

@@ -1,4 +1,4 @@
-"""Per-case results in the seed-003 output format, as trial rows.
+"""Per-case results in the seed-003 output format (the runner's ``cases.jsonl``), as trial rows.
 
 Each case is a JSON object (one per line of a ``.jsonl`` file, or the elements
 of a JSON array)::
@@ -29,13 +29,35 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import first_json_object, head_text
 from trialscore.results.tally import LongTable, text_value
 
-__all__ = ["case_result_table", "case_result_table_from_cases"]
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = [
+    "MAPS",
+    "NAME",
+    "SUFFIXES",
+    "SUMMARY",
+    "case_result_table",
+    "case_result_table_from_cases",
+    "read",
+    "sniff",
+]
+
+NAME = "cases"
+SUMMARY = "seed-003 per-case results (the runner's cases.jsonl): JSON Lines or a JSON array of cases"
+MAPS = (
+    "item from eval_id; each entry of trials is a trial (trial from attempt, outcome from verdict, or "
+    "score with a threshold); other plain top-level fields (target, category, ...) are group keys"
+)
+SUFFIXES = (".jsonl", ".json")
 
 _CASE_KEYS = ("eval_id", "score", "verdict", "trials", "aggregation", "cost_limited", "cost_usd", "ci95")
 _TRIAL_FIELDS = ("score", "verdict", "cost_usd")
@@ -111,8 +133,25 @@ def case_result_table_from_cases(
     return LongTable(table, tuple(where), skipped, first_skipped)
 
 
+def sniff(path: Path) -> bool:
+    """JSON whose first case object (first line, or first array element) has an ``eval_id``."""
+    head = head_text(path)
+    if head is None:
+        return False
+    stripped = head.lstrip()
+    if stripped.startswith("["):
+        return '"eval_id"' in stripped.split("}", 1)[0]
+    first = first_json_object(head)
+    return first is not None and "eval_id" in first
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add the trials of every case to ``sink``; bad cases raise or are skipped and counted."""
+    sink.scan_table(str(path), case_result_table(path, sink.skip_invalid))
+
+
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
@@ -124,11 +163,11 @@ def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
 
 def case_result_table(path: Path, skip_invalid: bool = False) -> LongTable:
     """Trial rows of a seed-003 results file (JSON Lines of cases, or a JSON array of cases)."""
-    with path.open("r", encoding="utf-8", errors="replace") as handle:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         head = handle.read(4096).lstrip()
     if head.startswith("["):
         try:
-            cases = json.loads(path.read_text(encoding="utf-8"))
+            cases = json.loads(path.read_text(encoding="utf-8-sig"))
         except ValueError as exc:
             raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
         return case_result_table_from_cases(

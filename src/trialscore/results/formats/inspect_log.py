@@ -1,4 +1,4 @@
-"""inspect_ai eval logs (``.eval`` and ``.json``) as trial rows, read by inspect_ai itself.
+"""inspect_ai eval logs (``.eval`` and ``.json``, or a folder of them) as trial rows, read by inspect_ai.
 
 Needs the optional extra: ``pip install 'trialscore[inspect]'``.  The log is
 read with inspect_ai's documented readers (``read_eval_log(header_only=True)``
@@ -16,21 +16,78 @@ Each (sample, epoch, scorer) becomes one trial row:
 * a sample that errored, or lacks a scorer's score, is an errored trial.
 
 A list or dict score value has no pass/fail reading and is reported as invalid.
+
+A folder (an inspect_ai ``log_dir``) is read log by log: every ``.eval`` file and
+every ``.json`` file that is an eval log, in name order, each labelled by its own
+path (so ``--by file`` tells them apart).  Other files in the folder are not trials
+and are not read.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import head_bytes, head_text
 from trialscore.results.tally import LongTable, text_value
 
-__all__ = ["inspect_log_table"]
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = ["MAPS", "NAME", "SUFFIXES", "SUMMARY", "inspect_log_table", "log_files", "read", "sniff"]
+
+NAME = "inspect"
+SUMMARY = "inspect_ai eval log (.eval or .json), or a folder of them (needs the inspect extra)"
+MAPS = (
+    "item = sample id, trial = epoch - 1, outcome = score value == 1 (value_to_float); group keys "
+    "target (model), suite (task), run_id, scorer"
+)
+SUFFIXES = (".eval", ".json")
+
+_ZIP = b"PK\x03\x04"
+#: The first keys inspect_ai writes in a JSON log.
+_JSON_LOG = re.compile(r'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
+
+
+def _is_log_file(path: Path) -> bool:
+    if head_bytes(path, len(_ZIP)) == _ZIP:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = archive.namelist()
+        except (OSError, zipfile.BadZipFile):
+            return False
+        return any(name == "header.json" or name.startswith("_journal/") for name in names)
+    head = head_text(path, 4096)
+    return head is not None and _JSON_LOG.match(head) is not None
+
+
+def log_files(folder: Path) -> list[Path]:
+    """The inspect_ai logs directly in ``folder``, in name order."""
+    return sorted(path for path in folder.iterdir() if path.suffix.lower() in SUFFIXES and _is_log_file(path))
+
+
+def sniff(path: Path) -> bool:
+    """A zip with inspect_ai's ``header.json`` / ``_journal``, a JSON log (``{"version": N, "status": ...``),
+    or a folder holding at least one of them."""
+    if path.is_dir():
+        return bool(log_files(path))
+    return _is_log_file(path)
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every (sample, epoch, scorer) of the log, or of every log in the folder, to ``sink``."""
+    logs = log_files(path) if path.is_dir() else [path]
+    if not logs:
+        raise EvaluationError(f"{path}: the folder holds no inspect_ai log (.eval, or .json eval log)")
+    for log in logs:
+        sink.scan_table(str(log), inspect_log_table(log))
 
 
 def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:

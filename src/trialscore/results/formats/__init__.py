@@ -1,0 +1,148 @@
+"""Every input format trialscore reads, one module each, behind one registry and dispatcher.
+
+A format is a module with ``NAME``, ``SUMMARY``, ``MAPS``, ``SUFFIXES``,
+``sniff(path) -> bool`` and ``read(path, sink) -> None`` (the
+:class:`~trialscore.results.formats.base.Format` protocol).  :data:`FORMATS`
+lists them in detection order: an input is read by the first format whose
+``sniff`` recognises its content (first bytes, first JSON keys, a folder's
+files), or by the one named with ``input_format=`` (the CLI's ``--from``).
+Adding a format is adding its module and one line to :data:`FORMATS`.
+
+Every input that is read must hold trials: an empty file, a CSV with only a
+header, or a file whose every row was skipped as invalid is an error naming it.
+
+>>> [info.name for info in list_formats()]
+['runner', 'inspect', 'parquet', 'wide', 'cases', 'json-array', 'jsonl', 'csv']
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
+>>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
+>>> detect_format(path).NAME
+'jsonl'
+>>> get_format("xlsx")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+trialscore.errors.EvaluationError: unknown input format 'xlsx'; the formats are runner, inspect, ...
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats import (
+    cases,
+    inspect_log,
+    json_array,
+    jsonl,
+    long_csv,
+    parquet,
+    run_folder,
+    wide,
+)
+from trialscore.results.formats._text import is_blank
+from trialscore.results.formats.base import Format, FormatInfo
+
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = ["FORMATS", "Format", "FormatInfo", "detect_format", "get_format", "list_formats", "read_input"]
+
+#: Every format by name, in detection order (the first whose ``sniff`` says yes reads the input).
+FORMATS: dict[str, Format] = {
+    run_folder.NAME: run_folder,
+    inspect_log.NAME: inspect_log,
+    parquet.NAME: parquet,
+    wide.NAME: wide,
+    cases.NAME: cases,
+    json_array.NAME: json_array,
+    jsonl.NAME: jsonl,
+    long_csv.NAME: long_csv,
+}
+
+
+def list_formats() -> list[FormatInfo]:
+    """Name, one-line summary, what maps to item / trial / outcome / groups, and usual suffixes of
+    every format, in detection order."""
+    return [FormatInfo(fmt.NAME, fmt.SUMMARY, fmt.MAPS, fmt.SUFFIXES) for fmt in FORMATS.values()]
+
+
+def get_format(name: str) -> Format:
+    """The format called ``name`` (an unknown name is an error listing the known ones)."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise EvaluationError(
+            f"unknown input format {name!r}; the formats are {', '.join(FORMATS)}"
+        ) from None
+
+
+def _known_suffixes() -> set[str]:
+    return {suffix for fmt in FORMATS.values() for suffix in fmt.SUFFIXES}
+
+
+def detect_format(path: Path) -> Format:
+    """The first format of :data:`FORMATS` that recognises ``path``'s content.
+
+    Raises
+    ------
+    EvaluationError
+        For a missing path, an empty file, or content no format recognises.
+    """
+    if not path.exists():
+        raise EvaluationError(f"{path}: no such file or folder")
+    try:
+        if path.is_file():
+            path.open("rb").close()
+        else:
+            next(path.iterdir(), None)
+    except OSError as exc:
+        raise EvaluationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    for fmt in FORMATS.values():
+        if fmt.sniff(path):
+            return fmt
+    if path.is_dir():
+        raise EvaluationError(
+            f"{path}: a folder is read as a run folder (with {run_folder.TRIALS}, as `trialscore run --out` "
+            "writes it) or as a folder of inspect_ai logs (.eval, .json); this one holds neither"
+        )
+    suffix = path.suffix.lower()
+    known = suffix in _known_suffixes()
+    if (known or not suffix) and is_blank(path):
+        raise EvaluationError(f"no trials in {path}: the file is empty")
+    listing = "; ".join(f"{fmt.NAME} ({fmt.SUMMARY})" for fmt in FORMATS.values())
+    if not known:
+        raise EvaluationError(f"{path}: unknown file type {suffix!r}; its content is none of: {listing}")
+    raise EvaluationError(f"{path}: its content is none of the formats trialscore reads: {listing}")
+
+
+def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> Format:
+    """Read one file or folder into ``sink`` (format by name, else detected); return the format used.
+
+    Raises
+    ------
+    EvaluationError
+        When the input cannot be read, holds a bad row (unless the sink skips them),
+        or holds no trials (nothing, a header only, or only rows skipped as invalid).
+    """
+    fmt = get_format(input_format) if input_format is not None else detect_format(path)
+    if not path.exists():
+        raise EvaluationError(f"{path}: no such file or folder")
+    before = sink.stats
+    try:
+        fmt.read(path, sink)
+    except OSError as exc:
+        raise EvaluationError(
+            f"{exc.filename or path}: cannot read as {fmt.NAME}: {exc.strerror or exc}"
+        ) from exc
+    rows = sink.stats.rows_read - before.rows_read
+    skipped = sink.stats.rows_skipped - before.rows_skipped
+    if rows == 0:
+        raise EvaluationError(f"no trials in {path}: read as {fmt.NAME}, it holds no trial rows")
+    if rows == skipped:
+        every = "its only row is" if rows == 1 else f"all {rows} of its rows are"
+        raise EvaluationError(
+            f"no valid trials in {path}: {every} invalid and skipped "
+            "(without --skip-invalid the first is named)"
+        )
+    return fmt

@@ -1,0 +1,348 @@
+"""Where every reader puts its trials: per-(group, item) counts collected on one DuckDB connection.
+
+A :class:`TrialSink` is what a format's ``read(path, sink)`` writes to (see
+:mod:`trialscore.results.formats`).  A format hands it trial rows in one of three
+shapes and the sink counts them the same way:
+
+* :meth:`TrialSink.scan`: a SQL relation DuckDB reads itself (``read_parquet(...)``,
+  ``read_json(...)``), counted by one ``GROUP BY`` with no Python object per row;
+* :meth:`TrialSink.scan_table`: trial rows built in Python as a
+  :class:`~trialscore.results.tally.LongTable` (seed-003 cases, inspect_ai logs);
+* :meth:`TrialSink.add_matrix`: per-item counts of a wide items x trials matrix.
+
+Every shape ends in the same validation (:func:`trialscore.results.tally.tally`),
+the same :class:`~trialscore.results.counts.ReadStats` bookkeeping (rows read,
+skipped once each, errored) and, with :meth:`TrialSink.counts`, one
+:class:`~trialscore.results.counts.ItemCounts`.
+
+>>> import pyarrow as pa
+>>> from trialscore.results.tally import LongTable
+>>> table = pa.table({"case_id": ["a", "a", "b"], "passed": ["true", "false", "true"]})
+>>> with TrialSink(by=()) as sink:
+...     sink.scan_table("demo", LongTable(table, ("row 1", "row 2", "row 3")))
+...     counts = sink.counts("exclude", allow_repeated_trials=False)
+>>> counts.item.tolist(), counts.graded.tolist(), counts.c.tolist()
+(['a', 'b'], [2, 1], [1, 1])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import duckdb
+import numpy as np
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+from trialscore.errors import EvaluationError
+from trialscore.results.columns import ColumnMap, ResolvedColumns
+from trialscore.results.counts import ErrorPolicy, ItemCounts, ReadStats
+from trialscore.results.tally import (
+    COUNT_COLUMNS,
+    LongTable,
+    Scan,
+    TallyResult,
+    arrow_table,
+    check_one_cluster,
+    tally,
+)
+
+__all__ = ["FILE_KEY", "EngineError", "TrialSink", "engine_reason"]
+
+#: The pseudo group column holding the file name.
+FILE_KEY = "file"
+
+#: UTF-8 byte order mark, which DuckDB's JSON reader refuses.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+_DATABASE: list[duckdb.DuckDBPyConnection] = []
+
+
+def _cursor() -> duckdb.DuckDBPyConnection:
+    """A fresh connection (own views and temp tables) to one in-memory database per process."""
+    if not _DATABASE:
+        _DATABASE.append(duckdb.connect())
+    cursor = _DATABASE[0].cursor()
+    cursor.execute("SET enable_progress_bar = false")
+    return cursor
+
+
+def engine_reason(exc: BaseException) -> str:
+    """The first line of a DuckDB error, without its class prefix: never the SQL or the sniffer dump.
+
+    >>> engine_reason(duckdb.InvalidInputException("Invalid Input Error: bad byte\\n\\nLINE 1: SELECT ..."))
+    'bad byte'
+    """
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    head, separator, rest = first.partition(" Error: ")
+    if separator and head.replace(" ", "").isalpha():
+        first = rest
+    return first if len(first) <= 240 else first[:237] + "..."
+
+
+class EngineError(EvaluationError):
+    """DuckDB could not read ``label``; ``reason`` is one line (see :func:`engine_reason`).
+
+    A format that has a slower, more exact reading (CSV, JSON Lines) catches it and uses that.
+    """
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(f"{label}: cannot read: {reason}")
+        self.label = label
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True)
+class Counted:
+    """One counted relation, not yet kept: its tally and which of the group keys it held as data."""
+
+    result: TallyResult
+    data_groups: tuple[str, ...]
+
+
+class TrialSink:
+    """Collects trials from any number of inputs into per-(group, item) counts.
+
+    ``by`` are the group columns (``"file"`` is the input's label unless the data
+    has such a column), ``columns`` says which column holds what, and with
+    ``skip_invalid`` bad rows are skipped and counted instead of raising.  Use it
+    as a context manager (or call :meth:`close`): it owns a DuckDB connection and
+    any temporary copies of inputs.
+    """
+
+    def __init__(
+        self, by: Sequence[str] = (), columns: ColumnMap | None = None, skip_invalid: bool = False
+    ) -> None:
+        self.by = tuple(by)
+        self.columns = columns or ColumnMap()
+        self.skip_invalid = skip_invalid
+        self.con = _cursor()
+        self.stats = ReadStats(rows_read=0)
+        self._views = itertools.count()
+        self._parts: list[pa.Table] = []
+        self._scratch: Path | None = None
+
+    def __enter__(self) -> TrialSink:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, value: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection and remove temporary copies."""
+        self.con.close()
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
+
+    # ----------------------------------------------------------------------------------------- helpers
+
+    def new_name(self, prefix: str) -> str:
+        """A view or table name not used before on this sink."""
+        return f"{prefix}_{next(self._views)}"
+
+    def describe(self, relation: str) -> dict[str, str]:
+        """Column name -> DuckDB type of a relation (DuckDB errors pass through)."""
+        rows = self.con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
+        return {row[0]: row[1] for row in rows}
+
+    def register(self, table: pa.Table) -> str:
+        """Make an Arrow table queryable; return its view name."""
+        name = self.new_name("arrow")
+        self.con.register(name, table)
+        return name
+
+    def used_columns(self, available: Sequence[str]) -> list[str]:
+        """The columns among ``available`` the column map and the group keys use, in file order."""
+        used = _used(self.columns.resolve(list(available), self._data_by(available)))
+        return [name for name in available if name in used]
+
+    def without_bom(self, path: Path) -> Path:
+        """``path``, or a temporary copy without its UTF-8 byte order mark (same lines, same numbers)."""
+        with path.open("rb") as handle:
+            if handle.read(len(UTF8_BOM)) != UTF8_BOM:
+                return path
+            if self._scratch is None:
+                self._scratch = Path(tempfile.mkdtemp(prefix="trialscore-"))
+            copy = self._scratch / f"{self.new_name('nobom')}{path.suffix}"
+            with copy.open("wb") as out:
+                shutil.copyfileobj(handle, out, 2**20)
+        return copy
+
+    def skipped(self, rows: int, first: str | None) -> None:
+        """Count ``rows`` input rows that never became trial rows (read and skipped, once each)."""
+        if rows:
+            self.stats = self.stats + ReadStats(rows_read=rows, rows_skipped=rows, first_skipped=first)
+
+    def name_first_skipped(self, earlier: str | None, message: str) -> None:
+        """Make ``message`` the first skipped row, unless ``earlier`` (one before this input) is."""
+        self.stats = dataclasses.replace(self.stats, first_skipped=earlier or message)
+
+    def _data_by(self, available: Sequence[str]) -> list[str]:
+        return [name for name in self.by if name != FILE_KEY or FILE_KEY in available]
+
+    # ----------------------------------------------------------------------------------------- counting
+
+    def count(
+        self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
+    ) -> Counted:
+        """Count a long-format relation without keeping it (see :meth:`keep`).
+
+        Raises :class:`EngineError` when DuckDB cannot read the relation, and
+        :class:`~trialscore.errors.EvaluationError` for a bad row (unless ``skip_invalid``).
+        """
+        try:
+            available = types if types is not None else self.describe(relation)
+        except duckdb.Error as exc:
+            raise EngineError(label, engine_reason(exc)) from exc
+        resolved = self.columns.resolve(list(available), self._data_by(list(available)))
+        scan = Scan(label, relation, resolved, {name: available[name] for name in _used(resolved)}, locate)
+        try:
+            result = tally(self.con, scan, self.skip_invalid)
+        except duckdb.Error as exc:
+            raise EngineError(label, engine_reason(exc)) from exc
+        return Counted(result, resolved.groups)
+
+    def keep(self, label: str, counted: Counted) -> None:
+        """Bring a count to the full group key (filling ``file`` with ``label``) and keep it."""
+        table = counted.result.table
+        data_groups = list(counted.data_groups)
+        arrays = []
+        for name in self.by:
+            if name in data_groups:
+                arrays.append(table.column(f"g{data_groups.index(name)}"))
+            else:
+                arrays.append(pa.array([label] * table.num_rows, pa.string()))
+        counted_columns = COUNT_COLUMNS if self.columns.cluster is None else (*COUNT_COLUMNS, "cluster")
+        columns = [table.column(name) for name in counted_columns]
+        names = [f"g{index}" for index in range(len(self.by))] + list(counted_columns)
+        self._parts.append(pa.Table.from_arrays(arrays + columns, names=names))
+        result = counted.result
+        self.stats = self.stats + ReadStats(
+            rows_read=result.rows_read,
+            rows_skipped=result.rows_skipped,
+            first_skipped=result.first_skipped,
+            sources=(label,),
+        )
+
+    def scan(
+        self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
+    ) -> None:
+        """Count a long-format relation (a file DuckDB reads, or a registered Arrow table) and keep it."""
+        self.keep(label, self.count(label, relation, locate, types))
+
+    def scan_table(self, label: str, long: LongTable) -> None:
+        """Count trial rows built in Python, plus the input it skipped before they became rows."""
+        self.scan(label, self.register(long.table), long.locate)
+        self.skipped(long.rows_skipped, long.first_skipped)
+
+    def add_matrix(self, label: str, graded: np.ndarray, c: np.ndarray, errored: np.ndarray) -> None:
+        """Add a wide matrix's per-row counts; items are the row numbers ``0..M-1``."""
+        if self.columns.cluster is not None:
+            raise EvaluationError(
+                f"{label}: --cluster-col {self.columns.cluster!r} needs a long file with that column; "
+                "a wide matrix has no cluster per item"
+            )
+        rows = graded + errored
+        empty = pa.nulls(rows.size, pa.int64())
+        table = pa.table(
+            {
+                "item": pa.array([str(index) for index in range(rows.size)], pa.string()),
+                "rows": rows,
+                "graded": graded,
+                "c": c,
+                "errored": errored,
+                "trial_lo": empty,
+                "trial_hi": empty,
+                "trial_rows": pa.array(np.zeros(rows.size, dtype=np.int64)),
+            }
+        )
+        self.keep(label, Counted(TallyResult(table, int(rows.sum()), 0, None), ()))
+
+    def counts(self, errors: ErrorPolicy, allow_repeated_trials: bool) -> ItemCounts:
+        """Combine every part, check trial indices, and build the :class:`ItemCounts`."""
+        if not self._parts:
+            raise EvaluationError("no input: give at least one file")
+        table = self._parts[0] if len(self._parts) == 1 else self._combine()
+        keys = [f"g{index}" for index in range(len(self.by))] + ["item"]
+        table = table.sort_by([(key, "ascending") for key in keys]).combine_chunks()
+        if not allow_repeated_trials:
+            _check_trial_indices(table, self.by)
+        errored = int(pc.sum(table["errored"]).as_py() or 0)
+        stats = dataclasses.replace(self.stats, rows_errored=errored, errors=errors)
+        return ItemCounts(
+            by=self.by,
+            group_values=tuple(_repeated_objects(table[f"g{index}"]) for index in range(len(self.by))),
+            item=_objects(table["item"]),
+            graded=table["graded"].to_numpy().astype(np.int64),
+            c=table["c"].to_numpy().astype(np.int64),
+            errored=table["errored"].to_numpy().astype(np.int64),
+            stats=stats,
+            cluster=_objects(table["cluster"]) if "cluster" in table.column_names else None,
+        )
+
+    def _combine(self) -> pa.Table:
+        parts = pa.concat_tables(self._parts, promote_options="permissive")
+        name = self.register(parts)
+        keys = ", ".join([f"g{index}" for index in range(len(self.by))] + ["item"])
+        clusters = (
+            "" if self.columns.cluster is None else ", min(cluster) AS cluster_lo, max(cluster) AS cluster_hi"
+        )
+        table = arrow_table(
+            self.con,
+            (
+                f"SELECT {keys}, sum(rows)::BIGINT AS rows, sum(graded)::BIGINT AS graded, "
+                f"coalesce(sum(c), 0)::BIGINT AS c, sum(errored)::BIGINT AS errored, "
+                f"min(trial_lo) AS trial_lo, max(trial_hi) AS trial_hi, "
+                f"sum(trial_rows)::BIGINT AS trial_rows{clusters} FROM {name} GROUP BY {keys}"
+            ),
+        )
+        return check_one_cluster(table, " and ".join(self.stats.sources))
+
+
+def _used(resolved: ResolvedColumns) -> set[str]:
+    """Every column a resolved column map reads."""
+    used = {resolved.item, resolved.outcome_column, *resolved.groups}
+    used.update(name for name in (resolved.trial, resolved.cluster) if name is not None)
+    return used
+
+
+def _objects(column: pa.ChunkedArray) -> np.ndarray:
+    """Strings (or None) as a NumPy object array."""
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _repeated_objects(column: pa.ChunkedArray) -> np.ndarray:
+    """Like :func:`_objects` for a column of few distinct values (a group key): one object per value."""
+    encoded = column.dictionary_encode().combine_chunks()
+    values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
+    result: np.ndarray = values[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy()]
+    return result
+
+
+def _check_trial_indices(table: pa.Table, by: Sequence[str]) -> None:
+    """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
+    trials = pc.add(table["graded"], table["errored"])
+    span = pc.add(pc.subtract(table["trial_hi"], table["trial_lo"]), 1)
+    indexed = pc.equal(table["trial_rows"], trials)
+    repeated = pc.and_(indexed, pc.greater(trials, span))
+    position = pc.index(repeated, True).as_py()
+    if position < 0:
+        return
+    row = table.slice(position, 1).to_pylist()[0]
+    group = ", ".join(f"{name}={row[f'g{index}']!r}" for index, name in enumerate(by))
+    raise EvaluationError(
+        f"item {row['item']!r}{f' ({group})' if group else ''} has {row['graded'] + row['errored']} trials "
+        f"but its trial indices span only {row['trial_lo']}..{row['trial_hi']}, so some (item, trial) "
+        "pairs repeat: group by the column that tells them apart (e.g. --by target), or pass "
+        "--allow-repeated-trials to pool them"
+    )
