@@ -26,7 +26,7 @@ from trialscore.runner.commands import register
 __all__ = ["COMMAND_MODULES", "app", "main"]
 
 #: The command modules, in the order ``trialscore --help`` lists them (after ``run`` and ``validate``).
-COMMAND_MODULES = ("demo", "score", "compare", "rank", "plan", "track", "schema")
+COMMAND_MODULES = ("demo", "score", "compare", "rank", "plan", "track", "formats", "schema")
 
 register(app)
 for _name in COMMAND_MODULES:

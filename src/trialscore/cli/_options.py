@@ -75,7 +75,8 @@ class ErrorPolicyOption(str, Enum):
 FilesArg = Annotated[
     list[Path],
     typer.Argument(
-        help="Trial files or run folders: .parquet, .csv, .jsonl, .json, .npy, .npz, .eval.",
+        help="Trial files or folders (a run's output folder, a folder of inspect_ai logs); "
+        "the format is detected from the content (see 'trialscore formats').",
     ),
 ]
 ByOpt = Annotated[
@@ -93,8 +94,14 @@ TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-p
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How trial files are read: the column options every reading command shares."""
+    """How trial files are read: the format and column options every reading command shares."""
 
+    input_format: Annotated[
+        str | None,
+        typer.Option(
+            "--from", help="Read inputs as this format (see 'trialscore formats'); default: detected."
+        ),
+    ] = None
     item_col: Annotated[str | None, typer.Option("--item-col", help="Column holding the case id.")] = None
     trial_col: Annotated[str | None, typer.Option("--trial-col", help="Column holding the trial index.")] = (
         None
@@ -255,6 +262,7 @@ def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) 
         skip_invalid=options.skip_invalid,
         errors=options.errors.value,
         allow_repeated_trials=options.allow_repeated_trials,
+        input_format=options.input_format,
     )
     _warn_skipped(counts)
     return counts

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from trialscore._record import Record
+
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
 
@@ -45,19 +47,10 @@ class Format(Protocol):
 
 
 @dataclass(frozen=True)
-class FormatInfo:
+class FormatInfo(Record):
     """One row of :func:`trialscore.results.formats.list_formats`."""
 
     name: str
     summary: str
     maps: str
     suffixes: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict for JSON output."""
-        return {
-            "name": self.name,
-            "summary": self.summary,
-            "maps": self.maps,
-            "suffixes": list(self.suffixes),
-        }
