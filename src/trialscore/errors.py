@@ -46,16 +46,33 @@ class EvaluationError(TrialscoreError, ValueError):
 
 
 class StoreError(TrialscoreError):
-    """The run store cannot be read or written (a full disk, a locked or damaged database)."""
+    """The run store cannot be read or written (a full disk, a read-only or vanished file).
+
+    The run stops at once; what was committed before stays, so the run can be
+    resumed once the cause is fixed.  The message names the store file and what failed.
+    """
 
 
 class TargetError(TrialscoreError):
-    """A call to the system under test failed; the trial is recorded as errored, not failed."""
+    """A target call failed for good (bad request, crashed program): the trial errors, no retry."""
 
 
 class TransientTargetError(TargetError):
-    """A target failure that may pass if retried (rate limits, server errors, timeouts)."""
+    """A target call failed in a way worth retrying: timeout, HTTP 429 or 5xx, connection reset.
+
+    ``retry_after`` (seconds) is the server's ``Retry-After`` hint, when it gave one.
+
+    >>> TransientTargetError("HTTP 429", retry_after=2.0).retry_after
+    2.0
+    """
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class GraderError(TrialscoreError):
-    """A grader could not grade an output; the trial is recorded as errored, not failed."""
+    """A grader could not judge (a crashed grading program, an unreadable judge reply): the trial errors.
+
+    An output that is merely wrong is not an error: the grader fails it with score 0.
+    """

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from trialscore.runner.commands import EXIT_NOTHING_GRADED
+from trialscore.cli._app import EXIT_NOTHING_GRADED
 
 
 def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Path:
@@ -22,7 +22,7 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
 
 
 def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "trialscore.runner", "run", *args]
+    command = [sys.executable, "-m", "trialscore", "run", *args]
     command += ["--store", str(tmp_path / "store.sqlite"), "--no-progress"]
     return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120, env=_wide())
 

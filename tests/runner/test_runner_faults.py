@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from trialscore.runner.commands import EXIT_STORE_FAILED
+from trialscore.cli._app import EXIT_STORE_FAILED
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -42,7 +42,7 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
 def runner_command(*args: str, prelude: str = "") -> list[str]:
     """``python -m trialscore.runner ARGS`` in a fresh process, after ``prelude`` (test-only patches)."""
     code = f"import sys; sys.path.insert(0, {str(SRC)!r})\n{prelude}\n"
-    code += "from trialscore.runner.__main__ import app\napp(prog_name='trialscore')\n"
+    code += "from trialscore.cli import app\napp(prog_name='trialscore')\n"
     return [sys.executable, "-c", code, *args]
 
 

@@ -51,7 +51,7 @@ def regex_suite(tmp_path: Path, timeout_s: float, trials: int) -> Path:
 
 
 def start(tmp_path: Path, suite: Path, *extra: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "trialscore.runner", "run", str(suite), "--no-progress"]
+    command = [sys.executable, "-m", "trialscore", "run", str(suite), "--no-progress"]
     command += ["--store", str(tmp_path / "store.sqlite"), *extra]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
 

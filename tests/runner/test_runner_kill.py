@@ -47,7 +47,7 @@ def start(suite: Path, store: Path, *extra: str, with_file: bool = True) -> subp
     command = [
         sys.executable,
         "-m",
-        "trialscore.runner",
+        "trialscore",
         "run",
         *([str(suite)] if with_file else []),
         "--store",

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.progress import RunCounters, RunProgress
 from trialscore.runner.store import RunInfo, TrialStore
@@ -42,7 +42,7 @@ def test_a_trial_is_stored_once_and_a_failed_batch_is_rolled_back(tmp_path: Path
     store = TrialStore(tmp_path / "runs.sqlite")
     store.create_run(RunInfo("r", "s", None, "d"))
     store.insert([TrialStore.row("r", record("b", 1, output="out")), TrialStore.row("r", record("a", 0))])
-    with pytest.raises(EvaluationError, match=r"cannot commit trials: UNIQUE constraint failed"):
+    with pytest.raises(StoreError, match=r"cannot commit trials: UNIQUE constraint failed"):
         store.insert([TrialStore.row("r", record("c", 0)), TrialStore.row("r", record("a", 0))])
     assert store.count("r") == 2  # the new trial of the failed batch was rolled back with it
     assert [(r.case_id, r.trial) for r in store.records("r")] == [("a", 0), ("b", 1)]

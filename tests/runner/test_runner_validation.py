@@ -39,7 +39,7 @@ def problems(path: Path, **options: object) -> list[str]:
 
 def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "trialscore.runner", *args],
+        [sys.executable, "-m", "trialscore", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

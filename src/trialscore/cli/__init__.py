@@ -1,7 +1,7 @@
 """The ``trialscore`` command line (Typer + Rich), one module per command.
 
-Commands: ``run`` and ``validate`` (the trial runner, :mod:`trialscore.runner.commands`),
-``score`` (metrics with intervals per group), ``compare`` (paired comparison, a CI gate),
+Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with intervals per
+group), ``compare`` (paired comparison, a CI gate),
 ``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
 (items and trials needed), ``track`` (trends per task category), ``schema`` (the
 trial-record JSON schema) and ``demo``.
@@ -11,7 +11,8 @@ are one :class:`~trialscore.cli._options.ReadOptions`); every command prints thr
 one renderer of :mod:`trialscore.cli._render`.
 
 Exit codes: 0 success, 1 a gate failed (``compare --fail-on regression``), 2 bad usage or
-bad input (the message goes to stderr).  ``--format json`` output is stable and documented
+bad input (the message goes to stderr), 3 a run none of whose trials could be graded, 74 the
+run store cannot be written, 130 an interrupted run.  ``--format json`` output is stable and documented
 in docs/cli.md.  Heavy modules (DuckDB, SciPy) are imported inside the commands that need
 them, so ``--help`` stays fast.
 """
@@ -21,13 +22,22 @@ from __future__ import annotations
 from importlib import import_module
 
 from trialscore.cli._app import app, main
-from trialscore.runner.commands import register
 
 __all__ = ["COMMAND_MODULES", "app", "main"]
 
-#: The command modules, in the order ``trialscore --help`` lists them (after ``run`` and ``validate``).
-COMMAND_MODULES = ("demo", "score", "compare", "rank", "plan", "track", "formats", "schema")
+#: The command modules, in the order ``trialscore --help`` lists them.
+COMMAND_MODULES = (
+    "run",
+    "validate",
+    "demo",
+    "score",
+    "compare",
+    "rank",
+    "plan",
+    "track",
+    "formats",
+    "schema",
+)
 
-register(app)
 for _name in COMMAND_MODULES:
     import_module(f"{__name__}.{_name}")

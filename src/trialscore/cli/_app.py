@@ -8,12 +8,28 @@ import typer
 
 from trialscore.terminal import stderr_console, stdout_console
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_GATE_FAILED", "app", "console", "errors", "main"]
+__all__ = [
+    "EXIT_BAD_INPUT",
+    "EXIT_GATE_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_NOTHING_GRADED",
+    "EXIT_STORE_FAILED",
+    "app",
+    "console",
+    "errors",
+    "main",
+]
 
 #: Exit status when a gate failed (``compare --fail-on regression``).
 EXIT_GATE_FAILED = 1
-#: Exit status for bad usage or bad input (the message goes to stderr).
+#: Exit status for bad usage or bad input (a malformed suite, an unknown run id, an unset key variable).
 EXIT_BAD_INPUT = 2
+#: Exit status of a completed run none of whose trials could be graded (every trial errored).
+EXIT_NOTHING_GRADED = 3
+#: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
+EXIT_STORE_FAILED = 74
+#: Exit status of an interrupted run (128 + SIGINT).
+EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
     name="trialscore",

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
 
 __all__ = ["RunInfo", "StoreError", "TrialRow", "TrialStore"]
@@ -62,14 +62,6 @@ TrialRow = tuple[str, str, str, int, str, "float | None", "str | None", str]
 
 #: The record field kept in the ``output`` column instead of the record JSON.
 _OUTPUT = {"output"}
-
-
-class StoreError(EvaluationError):
-    """The run store cannot be read or written (a full disk, a read-only or vanished file).
-
-    The run stops at once; what was committed before stays, so the run can be
-    resumed once the cause is fixed.  The message names the store file and what failed.
-    """
 
 
 @dataclass(frozen=True)

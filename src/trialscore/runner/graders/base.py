@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from trialscore.errors import GraderError
 from trialscore.results.records import GraderResult
 from trialscore.runner.targets.base import TrialRequest
 
@@ -21,13 +22,6 @@ class Grade:
 
     result: GraderResult
     cost_usd: float | None = 0.0
-
-
-class GraderError(Exception):
-    """A grader could not judge (a crashed grading program, an unreadable judge reply): the trial errors.
-
-    An output that is merely wrong is not an error: the grader fails it with score 0.
-    """
 
 
 class Grader(Protocol):

@@ -89,7 +89,7 @@ def judge_score(reply: str, scale: float) -> float:
     >>> judge_score("7 out of 10", 5)
     Traceback (most recent call last):
     ...
-    trialscore.runner.graders.base.GraderError: judge score 7/5 = 1.4 is outside [0, 1]; reply '7 out of 10'
+    trialscore.errors.GraderError: judge score 7/5 = 1.4 is outside [0, 1]; reply '7 out of 10'
     """
     value: float | None = None
     try:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, TargetError, TransientTargetError
 from trialscore.results.records import TokenUsage
 
 if TYPE_CHECKING:  # the suite schema imports the targets (their specs): no import at run time
@@ -47,21 +47,6 @@ class TargetReply:
         """Plain JSON-ready dict."""
         tokens = self.tokens.to_dict() if self.tokens is not None else None
         return {"output": self.output, "cost_usd": self.cost_usd, "tokens": tokens}
-
-
-class TargetError(Exception):
-    """A target call failed for good (bad request, crashed program): the trial errors, no retry."""
-
-
-class TransientTargetError(TargetError):
-    """A target call failed in a way worth retrying: timeout, HTTP 429 or 5xx, connection reset.
-
-    ``retry_after`` (seconds) is the server's ``Retry-After`` hint, when it gave one.
-    """
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 class Target(Protocol):

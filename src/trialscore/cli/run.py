@@ -1,7 +1,7 @@
-"""The ``run`` and ``validate`` commands; :func:`register` adds them to the ``trialscore`` Typer app.
+"""``trialscore run``: run every case of a suite several times, grade, aggregate, write the results.
 
-The runner's modules (Pydantic schemas, httpx, DuckDB, SciPy) are imported inside the commands, so
-registering them costs nothing for the other ``trialscore`` commands.
+The runner's modules (Pydantic schemas, httpx, SQLite) are imported inside the command, so the
+other commands never pay for them.
 """
 
 from __future__ import annotations
@@ -12,31 +12,19 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from trialscore.errors import EvaluationError
+from trialscore.cli._app import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_NOTHING_GRADED,
+    EXIT_STORE_FAILED,
+    app,
+    console,
+    errors,
+)
+from trialscore.errors import EvaluationError, StoreError
 from trialscore.examples import demo_suite_path
-from trialscore.terminal import stderr_console, stdout_console
 
-__all__ = [
-    "EXIT_BAD_INPUT",
-    "EXIT_INTERRUPTED",
-    "EXIT_NOTHING_GRADED",
-    "EXIT_STORE_FAILED",
-    "register",
-    "run",
-    "validate",
-]
-
-#: Exit status for bad input (a malformed suite, an unknown run id, a missing key).
-EXIT_BAD_INPUT = 2
-#: Exit status of a completed run none of whose trials could be graded (every trial errored).
-EXIT_NOTHING_GRADED = 3
-#: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
-EXIT_STORE_FAILED = 74
-#: Exit status of an interrupted run (128 + SIGINT).
-EXIT_INTERRUPTED = 130
-
-_out = stdout_console()
-_err = stderr_console()
+__all__ = ["run"]
 
 
 def _suite_path(suite: Path | None, demo: bool) -> Path:
@@ -49,6 +37,7 @@ def _suite_path(suite: Path | None, demo: bool) -> Path:
     return suite
 
 
+@app.command()
 def run(
     suite: Annotated[Path | None, typer.Argument(help="The suite YAML file.", show_default=False)] = None,
     trials: Annotated[int | None, typer.Option(help="Trials per case (overrides the suite).", min=1)] = None,
@@ -86,7 +75,6 @@ def run(
     """
     from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
-    from trialscore.runner.store import StoreError
     from trialscore.runner.suite import load_suite
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
@@ -106,59 +94,34 @@ def run(
             progress=progress,
             **({"store": store} if store is not None else {}),
         )
-        report = run_suite(loaded, options, _err)
+        report = run_suite(loaded, options, errors)
         if not report.completed:
-            _err.print(
+            errors.print(
                 f"[yellow]interrupted:[/yellow] {report.committed} of {report.planned} trials are committed "
-                f"in {report.store} (run {report.run_id}).\nResume with: {report.resume_command}",
+                f"in {escape(str(report.store))} (run {report.run_id}).\n"
+                f"Resume with: {escape(report.resume_command)}",
                 soft_wrap=True,
             )
             raise typer.Exit(EXIT_INTERRUPTED)
         files = write_outputs(report)
     except StoreError as exc:
-        _err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_STORE_FAILED) from exc
     except EvaluationError as exc:
-        _err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     summary = build_summary(report)
-    print_run(report, summary, _out)
-    _out.print(
+    print_run(report, summary, console)
+    console.print(
         f"run {report.run_id}: {report.ran_now} trials run now, {report.committed} stored, "
         f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
         soft_wrap=True,
     )
     if summary["errors"]["all_errored"]:
-        _err.print(
+        errors.print(
             f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "
             f"(exit status {EXIT_NOTHING_GRADED}); the errors are listed above and in summary.json",
             highlight=False,
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_NOTHING_GRADED)
-
-
-def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]) -> None:
-    """Check a suite file without running it: schema, references, thresholds.
-
-    Example: trialscore validate suite.yaml
-    """
-    from trialscore.runner.suite import load_suite
-
-    try:
-        loaded = load_suite(suite)
-    except EvaluationError as exc:
-        _err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
-    trials = sum(loaded.settings_for(case).trials for case in loaded.cases) * len(loaded.evaluated_targets)
-    _out.print(
-        f"{suite}: valid suite {loaded.name!r}: {len(loaded.cases)} cases, "
-        f"{len(loaded.evaluated_targets)} evaluated target(s), {trials} trials planned",
-        soft_wrap=True,
-    )
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``run`` and ``validate`` commands to ``app``."""
-    app.command("run")(run)
-    app.command("validate")(validate)

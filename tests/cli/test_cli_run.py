@@ -1,4 +1,4 @@
-"""The run and validate commands, on a Typer app built here with register() (as the lead wires it)."""
+"""The run and validate commands of the ``trialscore`` app."""
 
 from __future__ import annotations
 
@@ -8,20 +8,14 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from trialscore.runner.commands import EXIT_BAD_INPUT, register
+from trialscore.cli import app as trialscore_app
+from trialscore.cli._app import EXIT_BAD_INPUT
 
 runner = CliRunner()
 
 
 def app() -> typer.Typer:
-    application = typer.Typer()
-
-    @application.callback()
-    def root() -> None:
-        """Test root."""
-
-    register(application)
-    return application
+    return trialscore_app
 
 
 def test_demo_run_prints_the_table_and_writes_outputs(tmp_path: Path) -> None:

@@ -1,0 +1,35 @@
+"""``trialscore validate``: check a suite file without running it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from trialscore.cli._app import EXIT_BAD_INPUT, app, console, errors
+from trialscore.errors import EvaluationError
+
+__all__ = ["validate"]
+
+
+@app.command()
+def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]) -> None:
+    """Check a suite file without running it: schema, references, thresholds.
+
+    Example: trialscore validate suite.yaml
+    """
+    from trialscore.runner.suite import load_suite
+
+    try:
+        loaded = load_suite(suite)
+    except EvaluationError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_BAD_INPUT) from exc
+    trials = sum(loaded.settings_for(case).trials for case in loaded.cases) * len(loaded.evaluated_targets)
+    console.print(
+        f"{suite}: valid suite {loaded.name!r}: {len(loaded.cases)} cases, "
+        f"{len(loaded.evaluated_targets)} evaluated target(s), {trials} trials planned",
+        soft_wrap=True,
+    )
