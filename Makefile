@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +18,18 @@ demo: $(STAMP)
 	$(BIN)/trialscore run --demo --out demo-output
 	$(BIN)/trialscore score demo-output/trials.jsonl --k 1,3,5
 
-test: $(STAMP)
+# Lint and types: ruff (rules and format) and mypy (strict on the core and the statistics).
+lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/mypy src/trialscore
+
+test: lint
 	$(BIN)/python -m pytest
+
+# The quick loop while developing: lint, types, and every test but the slow simulations.
+test-fast: lint
+	$(BIN)/python -m pytest -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
@@ -28,6 +37,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/stats.py
 	$(BIN)/python benchmarks/runner.py
 	$(BIN)/python benchmarks/ingest.py
+	$(BIN)/python benchmarks/startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist demo-output .trialscore

@@ -122,7 +122,7 @@ class ColumnMap:
             )
 
     def _find(self, role: str, available: Sequence[str], required: bool) -> str | None:
-        explicit = getattr(self, role)
+        explicit: str | None = getattr(self, role)
         if explicit is not None:
             if explicit not in available:
                 raise EvaluationError(

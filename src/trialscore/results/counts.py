@@ -50,7 +50,7 @@ def check_error_policy(errors: object) -> ErrorPolicy:
     """
     if errors not in ("exclude", "fail"):
         raise EvaluationError(f"errors must be 'exclude' or 'fail'; got {errors!r}")
-    return errors  # type: ignore[return-value]
+    return errors
 
 
 @dataclass(frozen=True)

@@ -37,8 +37,8 @@ from types import TracebackType
 
 import duckdb
 import numpy as np
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap, ResolvedColumns

@@ -75,4 +75,5 @@ def load_callable(reference: str, directory: Path, where: str) -> Callable[..., 
         target = getattr(target, part)
     if not callable(target):
         raise EvaluationError(f"{where}: {reference!r} is not callable; got {type(target).__name__}")
-    return target
+    function: Callable[..., Any] = target
+    return function

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, overload
 
-import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow as pa
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_line, head_text
