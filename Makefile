@@ -24,12 +24,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src/trialscore
 
+# One test process per core (pytest-xdist); the slow simulations included.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
 
 # The quick loop while developing: lint, types, and every test but the slow simulations.
 test-fast: lint
-	$(BIN)/python -m pytest -m "not slow"
+	$(BIN)/python -m pytest -n auto -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'

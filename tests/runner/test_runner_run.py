@@ -193,7 +193,7 @@ def test_openai_target_through_429_500_and_slow_replies(tmp_path: Path, chat_ser
     # Seeds decide the script: some trials first get 429 then succeed, some 500 then a reply slower than
     # the timeout, then succeed; some get 429 three times and run out of retries (retries: 2).
     chat_server.failures = [[], [429], [500, "slow"], [429, 429, 429]]
-    chat_server.slow_s = 3.0
+    chat_server.slow_s = 5.0  # well past the timeout, which is generous so a loaded machine never trips it
     chat_server.answer = lambda prompt, seed: "yes it is"
     document = {
         "name": "http",
@@ -209,7 +209,7 @@ def test_openai_target_through_429_500_and_slow_replies(tmp_path: Path, chat_ser
         "cases": cases(4, [{"type": "contains"}]),
         "execution": {
             "trials": {"count": 5},
-            "timeout_s": 1.0,
+            "timeout_s": 2.0,
             "retries": 2,
             "backoff_s": 0.01,
             "concurrency": 8,
