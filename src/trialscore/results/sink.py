@@ -331,13 +331,17 @@ def _repeated_objects(column: pa.ChunkedArray) -> np.ndarray:
 
 def _check_trial_indices(table: pa.Table, by: Sequence[str]) -> None:
     """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
-    trials = pc.add(table["graded"], table["errored"])
-    span = pc.add(pc.subtract(table["trial_hi"], table["trial_lo"]), 1)
-    indexed = pc.equal(table["trial_rows"], trials)
-    repeated = pc.and_(indexed, pc.greater(trials, span))
-    position = pc.index(repeated, True).as_py()
-    if position < 0:
+
+    # NumPy, not pyarrow.compute with Python scalars (which makes PyArrow import pandas at start-up).
+    def column(name: str) -> np.ndarray:
+        return np.asarray(table[name].to_numpy(), dtype=np.float64)  # nulls (no trial column) are NaN
+
+    trials = column("graded") + column("errored")
+    span = column("trial_hi") - column("trial_lo") + 1
+    repeated = np.flatnonzero((column("trial_rows") == trials) & (trials > span))
+    if not repeated.size:
         return
+    position = int(repeated[0])
     row = table.slice(position, 1).to_pylist()[0]
     group = ", ".join(f"{name}={row[f'g{index}']!r}" for index, name in enumerate(by))
     raise EvaluationError(
