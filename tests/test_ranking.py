@@ -149,8 +149,8 @@ def test_rank_invariants_for_any_tolerance(scores: list[float], tol: float, seed
 @pytest.mark.parametrize(
     ("scores", "tol", "message"),
     [
-        ([0.5, float("nan"), 0.2], 0, r"scores must be finite numbers; got nan at index 1"),
-        ([0.5, 0.1, float("-inf")], 0, r"scores must be finite numbers; got -inf at index 2"),
+        ([0.5, float("nan"), 0.2], 0, r"scores entries must be finite; got nan at index 1"),
+        ([0.5, 0.1, float("-inf")], 0, r"scores entries must be finite; got -inf at index 2"),
         ([], 0, r"scores must hold at least one score; got an empty sequence"),
         (
             [[0.5, 0.1]],

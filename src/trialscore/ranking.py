@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
-from trialscore._validate import check_real
+from trialscore._validate import check_real, check_values
 from trialscore.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.estimators import bayes, estimator_by_name
@@ -72,12 +72,7 @@ def _checked_scores(scores: ArrayLike) -> NDArray[np.float64]:
         raise EvaluationError("scores must hold at least one score; got an empty sequence")
     if array.dtype.kind not in "iuf":
         raise EvaluationError(f"scores must hold real numbers; got dtype {array.dtype}: {scores!r}")
-    values = array.astype(np.float64)
-    finite = np.isfinite(values)
-    if not finite.all():
-        index = int(np.flatnonzero(~finite)[0])
-        raise EvaluationError(f"scores must be finite numbers; got {array[index]} at index {index}")
-    return values
+    return check_values(array, "scores", 1)
 
 
 def _checked_tol(tol: object) -> float:
