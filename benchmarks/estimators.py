@@ -38,7 +38,7 @@ from functools import partial
 import numpy as np
 
 import trialscore
-from trialscore.estimators import (
+from trialscore.core.estimators import (
     avg,
     bayes,
     g_pass_at_k_tau,

@@ -45,7 +45,7 @@ import scipy
 import scipy.stats
 
 import trialscore
-from trialscore.estimators import item_scores, pass_at_k
+from trialscore.core.estimators import item_scores, pass_at_k
 from trialscore.stats import bootstrap_interval, item_interval
 
 #: Speed-up over scipy.stats.bootstrap the bootstrap must reach.

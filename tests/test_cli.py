@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from trialscore.advice import insights
-from trialscore.bank import Bank
 from trialscore.cli import app
-from trialscore.estimators import pass_at_k, pass_hat_k
+from trialscore.compat.advice import insights
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import pass_at_k, pass_hat_k
 from trialscore.ranking import rank_models
 from trialscore.results.records import TrialRecord
 from trialscore.stats import (
@@ -346,7 +346,7 @@ def _write_category_run(path: Path, outcomes: dict[str, np.ndarray]) -> None:
 
 
 def test_track_reports_each_category_trend_against_the_library(tmp_path: Path) -> None:
-    from trialscore.tracking import track_category
+    from trialscore.compat.tracking import track_category
 
     rng = np.random.default_rng(21)
     week1 = {

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import rankdata
 
-from trialscore import estimators
-from trialscore.bank import Bank
+from trialscore.core import estimators
+from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.ranking import (
     RANK_METHODS,

@@ -13,16 +13,8 @@ estimators the field uses:
 from importlib import import_module
 from typing import Any
 
-from trialscore.bank import Bank, CategoryBank
-from trialscore.errors import (
-    EvaluationError,
-    GraderError,
-    StoreError,
-    TargetError,
-    TransientTargetError,
-    TrialscoreError,
-)
-from trialscore.estimators import (
+from trialscore.core.bank import Bank, CategoryBank
+from trialscore.core.estimators import (
     PassCurve,
     avg,
     bayes,
@@ -39,7 +31,15 @@ from trialscore.estimators import (
     state_scores,
     tau_threshold,
 )
-from trialscore.metrics import METRICS, Metric, metric_names, resolve_metric
+from trialscore.core.metrics import METRICS, Metric, metric_names, resolve_metric
+from trialscore.errors import (
+    EvaluationError,
+    GraderError,
+    StoreError,
+    TargetError,
+    TransientTargetError,
+    TrialscoreError,
+)
 from trialscore.ranking import (
     Ranking,
     average_ranks_from_scores,
@@ -50,12 +50,12 @@ from trialscore.ranking import (
 
 #: Imported on first use, so ``import trialscore`` (and every CLI start) stays fast.
 _LAZY = {
-    "advice": ("trialscore.advice", None),
-    "multi_sample": ("trialscore.multi_sample", None),
-    "scoring": ("trialscore.scoring", None),
+    "advice": ("trialscore.compat.advice", None),
+    "multi_sample": ("trialscore.compat.multi_sample", None),
+    "scoring": ("trialscore.compat.scoring", None),
     "stats": ("trialscore.stats", None),
-    "tracking": ("trialscore.tracking", None),
-    "recommend_retry_strategy": ("trialscore.advice", "recommend_retry_strategy"),
+    "tracking": ("trialscore.compat.tracking", None),
+    "recommend_retry_strategy": ("trialscore.compat.advice", "recommend_retry_strategy"),
     "bootstrap_interval": ("trialscore.stats", "bootstrap_interval"),
     "compare_paired": ("trialscore.stats", "compare_paired"),
     "compare_unpaired": ("trialscore.stats", "compare_unpaired"),

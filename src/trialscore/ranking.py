@@ -24,7 +24,7 @@ differ by 1.2.  With ``tol = 0`` the ranks are exactly those of
 ``dense`` and ``average``).
 
 :func:`rank_models` scores each of L models with one estimator of
-:mod:`trialscore.estimators` and ranks the scores.
+:mod:`trialscore.core.estimators` and ranks the scores.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_real, check_values
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import bayes, estimator_by_name
 from trialscore.errors import EvaluationError
-from trialscore.estimators import bayes, estimator_by_name
 
 __all__ = [
     "RANK_METHODS",
@@ -271,8 +271,8 @@ def rank_models(
     ----------
     R : an L x M x N array (models x items x trials), or a list of L per-model
         inputs, each an M x N matrix, a ragged list of per-item outcome lists
-        or a :class:`~trialscore.bank.Bank`.
-    metric : any name :func:`~trialscore.estimators.estimator_by_name` knows:
+        or a :class:`~trialscore.core.bank.Bank`.
+    metric : any name :func:`~trialscore.core.estimators.estimator_by_name` knows:
         ``"avg"``, ``"pass@k"``, ``"pass^k"``, ``"g-pass@k_tau"``,
         ``"mg-pass@k"``, ``"maj@k"``, ``"bayes"`` or a Python name such as
         ``"pass_hat_k"``.  Bayes@N models are ranked by the posterior mean mu.

@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap
 from trialscore.results.readers import read_counts

@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 import jsonschema
 import pytest
 
+from trialscore.compat.scoring import GraderResult as ScoringGraderResult
 from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult, TokenUsage, TrialRecord, verdict_of
-from trialscore.scoring import GraderResult as ScoringGraderResult
 
 
 def _full_record() -> TrialRecord:

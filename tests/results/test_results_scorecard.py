@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import g_pass_at_k_tau, item_scores, mg_pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.estimators import g_pass_at_k_tau, item_scores, mg_pass_at_k
 from trialscore.results.counts import GroupCounts
 from trialscore.results.scorecard import MetricSpec, design_effect, metric_interval, metric_specs, score_group
 from trialscore.stats import bayes_interval, bootstrap_interval, item_interval, proportion_interval

@@ -20,7 +20,7 @@ import pytest
 from scipy.special import betaln
 from scipy.stats import binom
 
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
 from trialscore.stats import item_interval
 
 POPULATIONS = {"u-shaped": (0.6, 0.41), "beta(4,2)": (4.0, 2.0), "easy": (9.0, 1.1)}

@@ -21,8 +21,8 @@ import typer
 from rich.markup import escape
 
 from trialscore.cli._app import EXIT_BAD_INPUT, errors
+from trialscore.core.metrics import metric_names
 from trialscore.errors import EvaluationError
-from trialscore.metrics import metric_names
 
 if TYPE_CHECKING:
     from trialscore.results.counts import GroupCounts, ItemCounts

@@ -40,8 +40,8 @@ def demo(
 
     Example: trialscore demo --k 1,2,5
     """
-    from trialscore.bank import Bank
-    from trialscore.estimators import bayes, g_pass_at_k_tau, mg_pass_at_k, pass_at_k, pass_hat_k
+    from trialscore.core.bank import Bank
+    from trialscore.core.estimators import bayes, g_pass_at_k_tau, mg_pass_at_k, pass_at_k, pass_hat_k
 
     with bad_input():
         if matrix is None:

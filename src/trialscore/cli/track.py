@@ -25,7 +25,7 @@ from trialscore.cli._render import Report, Section, render
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
-    from trialscore.bank import Bank
+    from trialscore.core.bank import Bank
 
 __all__ = ["track"]
 
@@ -73,7 +73,7 @@ def track(
     Example: trialscore track week1.jsonl week2.jsonl --by category --dates 2024-01-08,2024-01-15
     """
     with bad_input():
-        from trialscore.tracking import track_category, trend_advice
+        from trialscore.compat.tracking import track_category, trend_advice
 
         history: dict[str, list[tuple[date, Bank]]] = {}
         for path, when in zip(files, _run_dates(files, dates), strict=True):

@@ -7,7 +7,7 @@ default (``errors="exclude"``) it is counted and reported but left out of the
 item's ``n``; with ``errors="fail"`` it counts as a failed trial.
 
 :meth:`GroupCounts.bank` hands one group's counts to
-:meth:`trialscore.bank.Bank.from_counts`; items whose every trial errored have
+:meth:`trialscore.core.bank.Bank.from_counts`; items whose every trial errored have
 no ``n`` and are left out of the bank (and counted in ``items_all_errored``).
 
 >>> counts = ItemCounts(("target",), (np.array(["a", "a", "b"], dtype=object),),
@@ -27,7 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
 
 __all__ = ["ErrorPolicy", "GroupCounts", "ItemCounts", "ReadStats", "check_error_policy"]
@@ -167,7 +167,7 @@ class GroupCounts:
         return int(self.errored.sum())
 
     def bank(self) -> Bank:
-        """The group's items with ``n >= 1`` as a :class:`~trialscore.bank.Bank` carrying their ids."""
+        """The group's items with ``n >= 1`` as a :class:`~trialscore.core.bank.Bank` carrying their ids."""
         n = self.n
         keep = n > 0
         if not keep.any():

@@ -34,9 +34,9 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
+from trialscore.compat.scoring import GraderResult
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
-from trialscore.scoring import GraderResult
 
 __all__ = ["GraderResult", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"]
 
@@ -78,8 +78,8 @@ class TrialRecord(RecordModel):
 
     Required: ``case_id``, ``trial``, ``passed``, ``verdict``; everything else
     defaults to None (unknown) or, for ``grader_results``, to no graders.  Each
-    ``grader_results`` entry is seed 000's :class:`trialscore.scoring.GraderResult`
-    (re-exported here), the record :func:`trialscore.scoring.compute_stimulus_score` takes.
+    ``grader_results`` entry is seed 000's :class:`trialscore.compat.scoring.GraderResult`
+    (re-exported here), the record :func:`trialscore.compat.scoring.compute_stimulus_score` takes.
     """
 
     model_config = record_config(

@@ -1,7 +1,7 @@
 r"""Score each group of read results: metrics with intervals, flaky items, seed-002 advice.
 
 This is what ``trialscore score`` prints.  Metric names are those of the one
-registry, :mod:`trialscore.metrics` (``avg``, ``pass@k``, ``pass^k``,
+registry, :mod:`trialscore.core.metrics` (``avg``, ``pass@k``, ``pass^k``,
 ``g-pass@k_tau``, ``mg-pass@k``, ``maj@k``, ``bayes`` and their aliases); the
 ambiguous ``g-pass@k`` is refused with both meanings named.
 
@@ -43,10 +43,10 @@ from typing import Any
 
 import numpy as np
 
-from trialscore.bank import Bank
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import item_scores
+from trialscore.core.metrics import METRICS, resolve_metric
 from trialscore.errors import EvaluationError
-from trialscore.estimators import item_scores
-from trialscore.metrics import METRICS, resolve_metric
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
 
@@ -312,7 +312,7 @@ def score_group(
     >>> card.flaky_items, round(card.metrics[0].interval.estimate, 4), [a.code for a in card.advice]
     (2, 0.6667, ['report_range', 'retry_once', 'inconsistent_agent'])
     """
-    from trialscore.advice import insights
+    from trialscore.compat.advice import insights
 
     scored = group.n > 0
     common: dict[str, Any] = {

@@ -42,10 +42,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from trialscore.compat.scoring import GraderResult, StimulusScore, TrialGrade, compute_stimulus_score
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.suite import CaseSettings, Strategy
-from trialscore.scoring import GraderResult, StimulusScore, TrialGrade, compute_stimulus_score
 from trialscore.stats.intervals import Interval, bounded_mean_interval
 
 __all__ = ["CaseResult", "CaseVerdict", "TrialSummary", "aggregate"]
@@ -77,7 +77,7 @@ class TrialSummary:
 class CaseResult:
     """One case of one target after aggregation (see the module docstring for the rules).
 
-    ``stimulus`` is seed 000's :class:`~trialscore.scoring.StimulusScore` of the
+    ``stimulus`` is seed 000's :class:`~trialscore.compat.scoring.StimulusScore` of the
     scored trials (None when none was scored): its pass@k, p^k, flakiness.
     ``cost_usd`` is the sum of the known trial costs (None when no trial's cost is
     known); ``unknown_cost_attempts`` counts the trials whose cost is unknown, so

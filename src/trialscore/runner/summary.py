@@ -15,7 +15,7 @@ Per target:
 * ``cost_usd``: the known spend, null when every trial's cost is unknown (then also
   ``trials_with_unknown_cost``, which counts the trials a known spend leaves out).
 * ``stimulus_scores`` (one per case) and ``skill_scores`` (one per category,
-  ``uncategorized`` for cases without one) from :mod:`trialscore.scoring`; a
+  ``uncategorized`` for cases without one) from :mod:`trialscore.compat.scoring`; a
   skill's pass mark is ``execution.skill_threshold`` (else ``threshold``, else 0.5).
   Cases of a skill with different numbers of scored trials (errored trials, the
   cost limit) are scored at the skill's common ``k``, their fewest scored trials.
@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from trialscore.bank import Bank
-from trialscore.estimators import avg, pass_at_k, pass_hat_k
+from trialscore.compat.scoring import compute_skill_score
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import avg, pass_at_k, pass_hat_k
 from trialscore.results.records import TrialRecord
 from trialscore.runner.failures import error_summary
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
-from trialscore.scoring import compute_skill_score
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
 
 __all__ = ["UNCATEGORIZED", "build_summary", "target_metrics"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from trialscore.bank import Bank
-from trialscore.estimators import avg, estimator_by_name, state_scores
-from trialscore.hypergeometric import CHUNK_CELLS
+from trialscore.core.bank import Bank
+from trialscore.core.estimators import avg, estimator_by_name, state_scores
+from trialscore.core.hypergeometric import CHUNK_CELLS
 from trialscore.stats import _scipy
 
 __all__ = ["trial_noise_variances"]

@@ -6,7 +6,7 @@ only changes how many items fall in each of the ``S`` distinct states: the
 new counts are one draw from :math:`\mathrm{Multinomial}(M, f_1/M, \dots, f_S/M)`
 where :math:`f_s` is the number of items in state ``s``.  The resampled
 estimate is :math:`\theta^* = \frac{1}{M}\sum_s F^*_s v_s`, with ``v_s`` the
-state's value computed once by :func:`trialscore.estimators.state_scores`.
+state's value computed once by :func:`trialscore.core.estimators.state_scores`.
 
 So ``B`` resamples cost ``B x S`` binomial draws (the multinomial is drawn as
 conditional binomials, largest state first), whatever the number of items:
@@ -48,9 +48,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._validate import check_choice, check_integer, check_probability, check_values
-from trialscore.bank import Bank, as_bank
+from trialscore.core.bank import Bank, as_bank
+from trialscore.core.estimators import state_scores, states_mean
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores, states_mean
 from trialscore.stats import _scipy
 from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
 
@@ -131,7 +131,7 @@ def bootstrap_distribution(
     """The ``resamples`` bootstrap replicates of a bank estimator (items resampled with replacement).
 
     ``metric`` is any pass-family estimator name or alias of
-    :func:`trialscore.estimators.state_scores` (``"avg"``, ``"pass@k"``,
+    :func:`trialscore.core.estimators.state_scores` (``"avg"``, ``"pass@k"``,
     ``"pass^k"``, ``"g-pass@k_tau"``, ``"mg-pass@k"``, ``"maj@k"``).
 
     >>> R = [[1, 1, 0], [0, 0, 0], [1, 1, 1], [1, 0, 0]]

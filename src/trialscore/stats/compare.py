@@ -96,9 +96,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_values
-from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
+from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
+from trialscore.core.estimators import avg, bayes, estimator_by_name, item_scores
 from trialscore.errors import EvaluationError
-from trialscore.estimators import avg, bayes, estimator_by_name, item_scores
 from trialscore.stats import _scipy
 from trialscore.stats._noise import trial_noise_variances
 from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
@@ -336,7 +336,7 @@ def compare_paired(
 ) -> Comparison:
     """Paired comparison of two runs on the same items (formulas in the module docstring).
 
-    A run is a :class:`~trialscore.bank.Bank`, an items x trials matrix, ragged
+    A run is a :class:`~trialscore.core.bank.Bank`, an items x trials matrix, ragged
     outcome lists, or a mapping ``{item_id: outcomes}``.  Items are matched by
     id (mapping keys, or ``ids_baseline`` / ``ids_candidate``), else by
     position.  ``metric`` is any bank estimator (``"avg"`` also takes graded
@@ -548,7 +548,7 @@ def compare_bayes(
     runs' credible intervals (:func:`~trialscore.stats.bayes_interval`) are at
     level ``1 - alpha``.
 
-    ``w`` are the category weights of :func:`trialscore.estimators.bayes`;
+    ``w`` are the category weights of :func:`trialscore.core.estimators.bayes`;
     ``prior_*`` the optional prior outcomes ``R0`` of each run.  The verdict
     is ``identical`` when both posteriors have the same mean and sd.
 

@@ -43,9 +43,9 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability, check_values
-from trialscore.bank import Bank, as_bank
+from trialscore.core.bank import Bank, as_bank
+from trialscore.core.estimators import _weights, bayes, state_scores, states_mean
 from trialscore.errors import EvaluationError
-from trialscore.estimators import _weights, bayes, state_scores, states_mean
 from trialscore.stats import _scipy
 from trialscore.stats.variance import clustered_standard_error
 
@@ -317,7 +317,7 @@ def bayes_interval(
     the middle of the weight range by the prior, not an estimate of the pass
     rate of a population of items.  :math:`S` always lies in
     :math:`[a, b] = [\min w, \max w]`; its posterior mean :math:`\mu` and sd
-    :math:`\sigma` are exact (:func:`trialscore.estimators.bayes`).  The
+    :math:`\sigma` are exact (:func:`trialscore.core.estimators.bayes`).  The
     interval is the pair of :math:`(1 \mp \text{level})/2` quantiles of the Beta
     distribution on :math:`[a, b]` with that mean and sd:
 

@@ -74,7 +74,7 @@ from numpy.typing import ArrayLike
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
-from trialscore.bank import Bank, checked_matrix, is_ragged
+from trialscore.core.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats.variance import item_moments

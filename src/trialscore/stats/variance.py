@@ -46,7 +46,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_values
-from trialscore.bank import Bank, as_bank, checked_matrix, is_ragged
+from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError
 
 __all__ = [
@@ -134,7 +134,7 @@ def clustered_standard_error(
 def item_moments(R: ArrayLike | Bank) -> tuple[FloatArray, FloatArray, NDArray[np.int64]]:
     r"""Per-item mean score, unbiased within-item variance of one trial, and trial count.
 
-    ``R`` is a :class:`~trialscore.bank.Bank`, ragged 0/1 outcome lists, or an
+    ``R`` is a :class:`~trialscore.core.bank.Bank`, ragged 0/1 outcome lists, or an
     items x trials matrix of 0/1 outcomes or of graded scores.  Every item needs
     at least 2 trials.
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from trialscore.bank import Bank, checked_matrix
+from trialscore.core.bank import Bank, checked_matrix
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_bytes, head_text
 

@@ -11,9 +11,9 @@ import pytest
 
 import trialscore as ts
 from trialscore import EvaluationError
-from trialscore.advice import calculate_pass_at_k
+from trialscore.compat.advice import calculate_pass_at_k
+from trialscore.compat.tracking import track_category, trend_advice
 from trialscore.stats import compare_paired, compare_unpaired
-from trialscore.tracking import track_category, trend_advice
 
 
 def _run(rate: float, items: int, trials: int, seed: int) -> np.ndarray:

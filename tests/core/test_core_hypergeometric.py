@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from trialscore.hypergeometric import (
+from trialscore.core.hypergeometric import (
     anchored_cumsum,
     hypergeom_expectation,
     log_choose_ratio_curve,

@@ -41,8 +41,8 @@ from typing import Any
 from pydantic import Field, StrictBool, StrictFloat
 
 from trialscore._validate import check_flag, check_integer, check_name, check_real, check_unit, describe
+from trialscore.core.estimators import state_scores
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores
 from trialscore.record_model import RecordModel, record_config
 
 __all__ = [

@@ -4,8 +4,8 @@ With ``X ~ Hypergeometric(n, c, k)`` (successes among ``k`` of an item's
 ``n`` trials drawn without replacement) every pass-family metric is
 ``E[credit[X]] / scale`` for an integer credit table (:func:`credit`).  Small
 banks are computed in exact integers and rounded once; larger ones through
-the accurate floating-point kernels of :mod:`trialscore.hypergeometric`.
-The metric registry (:mod:`trialscore.metrics`) names these kernels.
+the accurate floating-point kernels of :mod:`trialscore.core.hypergeometric`.
+The metric registry (:mod:`trialscore.core.metrics`) names these kernels.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialscore._validate import is_flag
+from trialscore.core.hypergeometric import exact_expectation, hypergeom_expectation, log_choose_ratio_table
 from trialscore.errors import EvaluationError
-from trialscore.hypergeometric import exact_expectation, hypergeom_expectation, log_choose_ratio_table
 
 __all__ = [
     "Kernel",

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import trialscore.errors
-from trialscore.multi_sample import (
+from trialscore.compat.multi_sample import (
     K_VALUE,
     NO_OF_TRIALS,
     EvaluationError,
@@ -223,7 +223,7 @@ def test_numerical_score_record_round_trips_json() -> None:
 
 
 def test_unknown_config_keys_are_errors_and_no_of_trials_is_an_alias() -> None:
-    from trialscore.multi_sample import PassAtK
+    from trialscore.compat.multi_sample import PassAtK
 
     assert dict(PassAtK(config={"k_value": 2, "no_of_trials": 3}).config) == {"k_value": 2, "num_trials": 3}
     with pytest.raises(EvaluationError, match="got unknown 'trials'"):

@@ -36,10 +36,10 @@ from types import MappingProxyType
 from typing import Any
 
 from trialscore._record import plain
-from trialscore.advice import Advice
-from trialscore.bank import Bank, as_bank
+from trialscore.compat.advice import Advice
+from trialscore.core.bank import Bank, as_bank
+from trialscore.core.estimators import pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.estimators import pass_at_k
 from trialscore.stats.compare import Comparison, Run, compare_paired, compare_unpaired
 
 __all__ = ["CategorySnapshot", "track_category", "trend_advice"]
@@ -135,7 +135,7 @@ def track_category(
     ----------
     task_category : the category's name (seed 002 tracks per category, never globally)
     history : ``(date, run)`` pairs in any order; a run is an items x trials 0/1
-        matrix, ragged outcome lists, a :class:`~trialscore.bank.Bank`, or a
+        matrix, ragged outcome lists, a :class:`~trialscore.core.bank.Bank`, or a
         mapping of item id to outcomes (then consecutive runs are compared on
         their shared items, paired)
     ks : the pass@k values to report for the latest run (each at most the

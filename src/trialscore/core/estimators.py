@@ -2,7 +2,7 @@ r"""Bank-level estimators of seed 004: pass@k, pass^k, G-Pass@k_tau, mG-Pass@k, 
 
 Each function takes ``R``, an M x N matrix of trial outcomes (rows are items,
 columns trials; 0/1 for the pass family), a ragged list of per-item outcome
-lists, or a :class:`~trialscore.bank.Bank` of per-item counts, and returns
+lists, or a :class:`~trialscore.core.bank.Bank` of per-item counts, and returns
 the mean over items of a per-item estimate that depends only on the item's
 ``n`` trials and ``c`` successes.  With ``X ~ Hypergeometric(n, c, k)`` the
 number of successes among ``k`` trials drawn without replacement:
@@ -21,7 +21,7 @@ estimator                     per item                                   reads a
 All are computed to within about ``1e-13`` relative error of exact rational
 arithmetic for ``n`` up to ``10**5`` and every ``k`` (``3e-13`` for G-Pass@k_tau,
 maj@k and mG-Pass@k on values below ``1e-30``; see
-:mod:`trialscore.hypergeometric`), with no overflow and no NaN.  Small banks are
+:mod:`trialscore.core.hypergeometric`), with no overflow and no NaN.  Small banks are
 computed in exact integers and their means rounded once (:func:`states_mean`).
 
 References
@@ -41,12 +41,12 @@ from typing import cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from trialscore._kernels import credit, tau_threshold
 from trialscore._record import Record
-from trialscore.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
+from trialscore.core._kernels import credit, tau_threshold
+from trialscore.core.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
+from trialscore.core.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
+from trialscore.core.metrics import METRICS, resolve_metric
 from trialscore.errors import EvaluationError
-from trialscore.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
-from trialscore.metrics import METRICS, resolve_metric
 
 __all__ = [
     "PassCurve",
@@ -125,7 +125,7 @@ def states_mean(
     """The bank mean from its distinct states: ``freq @ values / M``, exactly rounded for small banks.
 
     ``values`` are the states' values of ``metric`` (:func:`state_scores`).  Where
-    the exact integer path applies (see :func:`trialscore.hypergeometric.exact_bank_mean`)
+    the exact integer path applies (see :func:`trialscore.core.hypergeometric.exact_bank_mean`)
     the mean is the double nearest the exact rational, so every point estimate,
     interval and comparison built on these states reports the same number.
 
@@ -201,7 +201,7 @@ def pass_hat_k(R: ArrayLike | Bank, k: int) -> float:
 
     Also called G-Pass@k; :func:`g_pass_at_k` is an alias.  (Seed 000's
     ``passToTheK`` is the plug-in power ``p**k``, available as
-    :func:`trialscore.scoring.pass_to_the_k`.)
+    :func:`trialscore.compat.scoring.pass_to_the_k`.)
 
     >>> R = [[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]]
     >>> pass_hat_k(R, 1), round(pass_hat_k(R, 2), 12)

@@ -35,8 +35,8 @@ from typing import Any, ClassVar
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_real, describe
+from trialscore.core.estimators import state_scores
 from trialscore.errors import EvaluationError
-from trialscore.estimators import state_scores
 
 __all__ = [
     "K_VALUE",
@@ -225,7 +225,7 @@ class PassHatK(_DrawMetric):
     Seed 001's prose says "exactly k ... are successful"; of ``k`` drawn
     trials, that is all of them, which is what the formula (implemented here)
     computes.  Unbiased (Yao et al., 2024); for the plug-in ``p**k`` see
-    :func:`trialscore.scoring.pass_to_the_k`.
+    :func:`trialscore.compat.scoring.pass_to_the_k`.
 
     Examples
     --------

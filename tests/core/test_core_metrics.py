@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 import trialscore as ts
 from trialscore.cli import app
+from trialscore.core.metrics import METRICS, resolve_metric
 from trialscore.errors import EvaluationError
-from trialscore.metrics import METRICS, resolve_metric
 from trialscore.stats import bootstrap_interval, compare_paired, item_interval
 
 NAMES = sorted({name for metric in METRICS.values() for name in (metric.name, *metric.aliases)})

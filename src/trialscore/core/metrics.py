@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from trialscore._kernels import (
+from trialscore.core._kernels import (
     Kernel,
     kernel_avg,
     kernel_g_pass,
@@ -57,7 +57,7 @@ class Metric:
     """One metric: its canonical name, aliases, what it needs, its per-state kernel and its estimator.
 
     ``kernel`` is None for ``bayes`` (a posterior, not a mean of per-item values);
-    ``function`` names the estimator in :mod:`trialscore.estimators`.
+    ``function`` names the estimator in :mod:`trialscore.core.estimators`.
     """
 
     name: str

@@ -9,7 +9,7 @@ import pytest
 
 import trialscore as ts
 from trialscore import Bank, EvaluationError
-from trialscore.advice import (
+from trialscore.compat.advice import (
     Advice,
     consistency_advice,
     insights,

@@ -21,7 +21,7 @@ sample size            n < 10: ``report_range``; 10 <= n <= 30: ``report_interva
 The 0.2 gap is this package's reading of "much greater" (the seed gives no
 number); pass ``min_gap`` to use another.  Seed 002's ``calculatePassAtK`` is
 :func:`calculate_pass_at_k`; its tracking records per task category live in
-:mod:`trialscore.tracking`.
+:mod:`trialscore.compat.tracking`.
 """
 
 from __future__ import annotations
@@ -35,10 +35,10 @@ from numpy.typing import ArrayLike
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_real
-from trialscore.bank import Bank, as_bank
+from trialscore.compat.scoring import pass_at_k as _pass_at_k_of_counts
+from trialscore.core.bank import Bank, as_bank
+from trialscore.core.estimators import avg, pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.estimators import avg, pass_at_k
-from trialscore.scoring import pass_at_k as _pass_at_k_of_counts
 from trialscore.stats.intervals import Interval, item_interval, proportion_interval
 
 __all__ = [
@@ -284,7 +284,7 @@ def calculate_pass_at_k(n: int, c: int, k: int) -> float:
 
         \text{pass@k} = 1 - \frac{\binom{n-c}{k}}{\binom{n}{k}}
 
-    The same estimator as :func:`trialscore.scoring.pass_at_k` (seed 000's
+    The same estimator as :func:`trialscore.compat.scoring.pass_at_k` (seed 000's
     ``passAtK``), which computes it.  Seed 002's example comments print 0.70
     for ``(10, 7, 1)`` and 0.97 for ``(10, 7, 3)``; its own loop, like the
     formula, gives ``1 - (3/10)(2/9)(1/8) = 119/120 = 0.9917`` for the second,

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from trialscore import pass_hat_k
-from trialscore.errors import EvaluationError
-from trialscore.scoring import (
+from trialscore.compat.scoring import (
     GraderResult,
     MultiTrialMetrics,
     SkillScore,
@@ -28,6 +27,7 @@ from trialscore.scoring import (
     pass_at_k_naive,
     pass_to_the_k,
 )
+from trialscore.errors import EvaluationError
 
 # The seed's interface fields, copied from its TypeScript declarations.
 SEED_MULTI_TRIAL_FIELDS = {"perTrialPassRate", "passAtK", "passToTheK", "k"}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from trialscore import Bank, CategoryBank, EvaluationError
-from trialscore.bank import as_bank, is_ragged
+from trialscore.core.bank import as_bank, is_ragged
 
 
 @pytest.mark.parametrize("trials", [8, 64, 248, 256, 1024, 2040])
