@@ -3,7 +3,8 @@
 Internal values and results (an :class:`~trialscore.stats.Interval`, a
 :class:`~trialscore.stats.Comparison`, a plan, a ranking) are frozen dataclasses; their
 ``to_dict()`` is :func:`plain` applied to every field, so nested results, tuples, NumPy arrays
-and scalars, read-only mappings, fractions and dates all come out as JSON types.  Records
+and scalars, read-only mappings, fractions, dates, paths and Pydantic records all come out as
+JSON types.  Records
 that are written to files as JSON (trial records, seed 000's results) are Pydantic models
 instead (:mod:`trialscore.record_model`).
 
@@ -25,6 +26,7 @@ from datetime import date
 from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
+from pathlib import PurePath
 from typing import Any
 
 import numpy as np
@@ -53,6 +55,10 @@ def plain(value: object) -> Any:
         return float(value)
     if isinstance(value, date):
         return value.isoformat()
+    if isinstance(value, PurePath):
+        return str(value)
+    if hasattr(value, "model_dump"):  # a Pydantic record (not imported here: it costs start-up time)
+        return value.model_dump(mode="json")
     if isinstance(value, Mapping):
         return {str(key): plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -31,6 +31,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trialscore._record import Record
 from trialscore.errors import EvaluationError
 
 __all__ = ["DEFAULT_NAMES", "ColumnMap", "ResolvedColumns"]
@@ -55,7 +56,7 @@ _FLAGS = {
 
 
 @dataclass(frozen=True)
-class ResolvedColumns:
+class ResolvedColumns(Record):
     """The columns a file actually provides for each role (None = not used).
 
     ``outcome`` says where pass/fail comes from: ``"passed"``, ``"score"`` or ``"verdict"``.
@@ -68,18 +69,6 @@ class ResolvedColumns:
     threshold: float | None
     groups: tuple[str, ...]
     cluster: str | None = None
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain dict for JSON output."""
-        return {
-            "item": self.item,
-            "trial": self.trial,
-            "outcome": self.outcome,
-            "outcome_column": self.outcome_column,
-            "threshold": self.threshold,
-            "groups": list(self.groups),
-            "cluster": self.cluster,
-        }
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from trialscore._record import Record
 from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult, Verdict
 
@@ -13,16 +14,12 @@ __all__ = ["TrialOutcome", "trial_outcome"]
 
 
 @dataclass(frozen=True)
-class TrialOutcome:
+class TrialOutcome(Record):
     """A graded trial: ``score`` in [0, 1], ``passed`` and ``verdict`` (pass / fail / borderline)."""
 
     score: float
     passed: bool
     verdict: Verdict
-
-    def to_dict(self) -> dict[str, object]:
-        """Plain JSON-ready dict."""
-        return {"score": self.score, "passed": self.passed, "verdict": self.verdict}
 
 
 def trial_outcome(

@@ -9,8 +9,8 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from trialscore._record import Record
 from trialscore.errors import EvaluationError
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.summary import build_summary
@@ -19,16 +19,12 @@ __all__ = ["RunFiles", "write_outputs"]
 
 
 @dataclass(frozen=True)
-class RunFiles:
+class RunFiles(Record):
     """Where a run's output files were written."""
 
     trials: Path
     cases: Path
     summary: Path
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        return {"trials": str(self.trials), "cases": str(self.cases), "summary": str(self.summary)}
 
 
 def _umask() -> int:

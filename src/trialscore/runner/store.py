@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trialscore._record import Record
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
 
@@ -65,7 +66,7 @@ _OUTPUT = {"output"}
 
 
 @dataclass(frozen=True)
-class RunInfo:
+class RunInfo(Record):
     """What a run was started with, so that ``--resume`` can finish it the same way.
 
     ``suite_text`` is the suite file's text as it was read: ``--resume`` rebuilds the suite from
@@ -80,10 +81,6 @@ class RunInfo:
     out_dir: str | None = None
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
     suite_text: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        return dict(self.__dict__)
 
 
 class TrialStore:

@@ -42,6 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from trialscore._record import Record
 from trialscore.compat.scoring import GraderResult, StimulusScore, TrialGrade, compute_stimulus_score
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
@@ -55,22 +56,13 @@ CaseVerdict = Literal["pass", "fail", "borderline", "error", "skipped"]
 
 
 @dataclass(frozen=True)
-class TrialSummary:
+class TrialSummary(Record):
     """One entry of a case's ``trials`` list (seed 003): attempt, score, verdict and cost."""
 
     attempt: int
     score: float | None
     verdict: str
     cost_usd: float | None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        return {
-            "attempt": self.attempt,
-            "score": self.score,
-            "verdict": self.verdict,
-            "cost_usd": self.cost_usd,
-        }
 
 
 @dataclass(frozen=True)

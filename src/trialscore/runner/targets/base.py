@@ -6,8 +6,9 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
+from trialscore._record import Record
 from trialscore.errors import EvaluationError, TargetError, TransientTargetError
 from trialscore.results.records import TokenUsage
 
@@ -32,7 +33,7 @@ class TrialRequest:
 
 
 @dataclass(frozen=True)
-class TargetReply:
+class TargetReply(Record):
     """A target's answer: the ``output`` text, its cost in USD (None = unknown) and token usage.
 
     >>> TargetReply("4", cost_usd=0.001).to_dict()
@@ -42,11 +43,6 @@ class TargetReply:
     output: str
     cost_usd: float | None = None
     tokens: TokenUsage | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict."""
-        tokens = self.tokens.to_dict() if self.tokens is not None else None
-        return {"output": self.output, "cost_usd": self.cost_usd, "tokens": tokens}
 
 
 class Target(Protocol):
