@@ -15,7 +15,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from fractions import Fraction
 from numbers import Real
-from typing import cast
+from typing import TypeAlias, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +26,7 @@ from trialscore.errors import EvaluationError
 
 __all__ = [
     "Kernel",
+    "Tau",
     "credit",
     "kernel_avg",
     "kernel_g_pass",
@@ -38,11 +39,13 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
+#: A threshold share tau of G-Pass@k_tau: a real number in [0, 1] (fractions and decimals are exact).
+Tau: TypeAlias = float | Fraction | Decimal
 #: ``kernel(n, c, k, tau)``: a metric's value at each state.
-Kernel = Callable[[IntArray, IntArray, int, object], FloatArray]
+Kernel = Callable[[IntArray, IntArray, int, "Tau | None"], FloatArray]
 
 
-def tau_threshold(tau: object, k: int) -> int:
+def tau_threshold(tau: Tau | None, k: int) -> int:
     r"""Successes needed among ``k`` for G-Pass@k_tau: ``max(1, ceil(tau * k))``.
 
     The ceiling is taken exactly.  A float ``tau`` that is the double nearest
@@ -74,7 +77,7 @@ def tau_threshold(tau: object, k: int) -> int:
     return max(1, needed)
 
 
-def credit(name: str, k: int, tau: object) -> tuple[list[int], int]:
+def credit(name: str, k: int, tau: Tau | None) -> tuple[list[int], int]:
     """The credit of ``j`` successes among ``k`` draws, as integers over a common scale."""
     if name == "avg":
         return [0, 1], 1
@@ -125,7 +128,7 @@ def _expectation(
     return np.minimum(hypergeom_expectation(n, c, k, weights), 1.0)
 
 
-def _at_least(n: IntArray, c: IntArray, k: int, name: str, tau: object) -> FloatArray:
+def _at_least(n: IntArray, c: IntArray, k: int, name: str, tau: Tau | None) -> FloatArray:
     table, scale = credit(name, k, tau)
     needed = table.index(1)
     if needed <= 1:
@@ -135,33 +138,33 @@ def _at_least(n: IntArray, c: IntArray, k: int, name: str, tau: object) -> Float
     return _expectation(n, c, k, table, scale)
 
 
-def kernel_avg(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_avg(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``c / n``: the item's pass rate (pass@1)."""
     rate: FloatArray = c / n
     return rate
 
 
-def kernel_pass_at(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_pass_at(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``P(X >= 1) = 1 - C(n-c, k) / C(n, k)``."""
     return _pass_at(n, c, k)
 
 
-def kernel_pass_hat(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_pass_hat(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``P(X = k) = C(c, k) / C(n, k)``."""
     return _pass_hat(n, c, k)
 
 
-def kernel_g_pass(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_g_pass(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``P(X >= max(1, ceil(tau k)))``."""
     return _at_least(n, c, k, "g-pass@k_tau", tau)
 
 
-def kernel_mg_pass(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_mg_pass(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``(2/k) sum_{j > m} (j - m) P(X = j)``, ``m = ceil(k/2)``."""
     table, scale = credit("mg-pass@k", k, tau)
     return _expectation(n, c, k, table, scale)
 
 
-def kernel_maj(n: IntArray, c: IntArray, k: int, tau: object) -> FloatArray:
+def kernel_maj(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
     """``P(X > k/2)``."""
     return _at_least(n, c, k, "maj@k", tau)

@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
-from trialscore.core._kernels import credit, tau_threshold
+from trialscore.core._kernels import Tau, credit, tau_threshold
 from trialscore.core.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
 from trialscore.core.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
 from trialscore.core.metrics import METRICS, resolve_metric
@@ -78,7 +78,7 @@ def _canonical(metric: str, also: tuple[str, ...] = ()) -> str:
 
 
 def _values(
-    bank: Bank, name: str, k: int | None, tau: object, n: NDArray[np.int64], c: NDArray[np.int64]
+    bank: Bank, name: str, k: int | None, tau: Tau | None, n: NDArray[np.int64], c: NDArray[np.int64]
 ) -> FloatArray:
     """Values of metric ``name`` at states ``(n, c)``, ``k`` checked against every item of ``bank``."""
     k_checked = 1 if name == "avg" else bank.check_k(k)
@@ -88,7 +88,7 @@ def _values(
 
 
 def state_scores(
-    n: ArrayLike, c: ArrayLike, metric: str, k: int | None = None, tau: object = None
+    n: ArrayLike, c: ArrayLike, metric: str, k: int | None = None, tau: Tau | None = None
 ) -> FloatArray:
     """Per-item value of a pass-family ``metric`` for items in states ``(n, c)``.
 
@@ -102,7 +102,7 @@ def state_scores(
     return _values(bank, _canonical(metric), k, tau, bank.n, bank.c)
 
 
-def item_scores(R: ArrayLike | Bank, metric: str, k: int | None = None, tau: object = None) -> FloatArray:
+def item_scores(R: ArrayLike | Bank, metric: str, k: int | None = None, tau: Tau | None = None) -> FloatArray:
     """Per-item values of ``metric`` (the numbers the bank-level mean averages).
 
     >>> item_scores([[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]], "pass@k", k=2).round(12).tolist()
@@ -120,7 +120,7 @@ def states_mean(
     values: ArrayLike,
     metric: str,
     k: int | None,
-    tau: object = None,
+    tau: Tau | None = None,
 ) -> float:
     """The bank mean from its distinct states: ``freq @ values / M``, exactly rounded for small banks.
 
@@ -142,7 +142,7 @@ def states_mean(
     return float(counts @ np.asarray(values, dtype=np.float64) / counts.sum())
 
 
-def _bank_mean(R: ArrayLike | Bank, name: str, k: int | None, tau: object = None) -> float:
+def _bank_mean(R: ArrayLike | Bank, name: str, k: int | None, tau: Tau | None = None) -> float:
     """Mean over items of metric ``name``: exactly rounded for small banks, else ``freq @ values / M``."""
     bank = as_bank(R)
     n, c, freq = bank.states()
@@ -213,7 +213,7 @@ def pass_hat_k(R: ArrayLike | Bank, k: int) -> float:
 g_pass_at_k = pass_hat_k
 
 
-def g_pass_at_k_tau(R: ArrayLike | Bank, k: int, tau: object) -> float:
+def g_pass_at_k_tau(R: ArrayLike | Bank, k: int, tau: Tau) -> float:
     r"""G-Pass@k_tau (Liu et al., 2024): at least ``ceil(tau k)`` of ``k`` drawn trials pass.
 
     .. math::
@@ -233,7 +233,7 @@ def g_pass_at_k_tau(R: ArrayLike | Bank, k: int, tau: object) -> float:
     return _bank_mean(R, "g-pass@k_tau", k, tau)
 
 
-def g_pass_at_k_tao(R: ArrayLike | Bank, k: int, tao: object) -> float:
+def g_pass_at_k_tao(R: ArrayLike | Bank, k: int, tao: Tau) -> float:
     """Seed 004's spelling of :func:`g_pass_at_k_tau`, keyword ``tao`` included.
 
     >>> g_pass_at_k_tao([[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]], 2, tao=1.0)

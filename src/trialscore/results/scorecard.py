@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,6 +49,9 @@ from trialscore.core.metrics import METRICS, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
+
+if TYPE_CHECKING:
+    from trialscore.compat.advice import Advice
 
 __all__ = [
     "CI_METHODS",
@@ -267,7 +270,7 @@ class GroupScore:
     items_all_errored: int
     flaky_items: int
     metrics: tuple[MetricScore, ...]
-    advice: tuple[Any, ...]
+    advice: tuple[Advice, ...]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain types for JSON."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import avg, estimator_by_name, state_scores
 from trialscore.core.hypergeometric import CHUNK_CELLS
@@ -20,7 +21,7 @@ __all__ = ["trial_noise_variances"]
 FloatArray = NDArray[np.float64]
 
 
-def trial_noise_variances(bank: Bank, metric: str, k: int | None, tau: object) -> FloatArray:
+def trial_noise_variances(bank: Bank, metric: str, k: int | None, tau: Tau | None) -> FloatArray:
     """Per-item trial-noise variance ``v_i`` of a pass-family estimate.
 
     For 0/1 trials, the variance of the item's estimate under ``Binomial(n, p~)``

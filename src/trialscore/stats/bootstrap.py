@@ -48,6 +48,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._validate import check_choice, check_integer, check_probability, check_values
+from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import state_scores, states_mean
 from trialscore.errors import EvaluationError
@@ -112,7 +113,7 @@ def resample_histogram(values: ArrayLike, counts: ArrayLike, resamples: int, see
 
 
 def _checked_histogram(
-    R: ArrayLike | Bank, metric: str, k: int | None, tau: object
+    R: ArrayLike | Bank, metric: str, k: int | None, tau: Tau | None
 ) -> tuple[FloatArray, NDArray[np.int64]]:
     bank = as_bank(R)
     n, c, freq = bank.states()
@@ -123,7 +124,7 @@ def bootstrap_distribution(
     R: ArrayLike | Bank,
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     *,
     resamples: int = 10_000,
     seed: int = 0,
@@ -200,7 +201,7 @@ def bootstrap_interval(
     R: ArrayLike | Bank,
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     *,
     level: float = 0.95,
     method: str = "percentile",

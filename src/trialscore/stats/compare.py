@@ -96,6 +96,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_values
+from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.core.estimators import avg, bayes, estimator_by_name, item_scores
 from trialscore.errors import EvaluationError
@@ -209,7 +210,7 @@ def _graded_items(rows: object, name: str) -> tuple[FloatArray, FloatArray] | No
 
 
 def _per_item_values(
-    rows: object, metric: str, k: int | None, tau: object, name: str
+    rows: object, metric: str, k: int | None, tau: Tau | None, name: str
 ) -> tuple[FloatArray, FloatArray]:
     """Per-item values of ``metric`` and their trial-noise variances ``v_i``."""
     if estimator_by_name(metric) is avg and not isinstance(rows, Bank):
@@ -221,7 +222,7 @@ def _per_item_values(
 
 
 def _run_items(
-    run: Run, ids: Sequence[Hashable] | None, metric: str, k: int | None, tau: object, name: str
+    run: Run, ids: Sequence[Hashable] | None, metric: str, k: int | None, tau: Tau | None, name: str
 ) -> tuple[list[Hashable] | None, FloatArray, FloatArray]:
     if isinstance(run, Mapping):
         if ids is not None:
@@ -326,7 +327,7 @@ def compare_paired(
     candidate: Run,
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     *,
     ids_baseline: Sequence[Hashable] | None = None,
     ids_candidate: Sequence[Hashable] | None = None,
@@ -435,7 +436,7 @@ def compare_unpaired(
     candidate: Run,
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     *,
     alpha: float = 0.05,
 ) -> Comparison:
@@ -587,7 +588,7 @@ def compare_bayes(
 
 
 def beat_probability(
-    better: Run, worse: Run, metric: str = "avg", k: int | None = None, tau: object = None
+    better: Run, worse: Run, metric: str = "avg", k: int | None = None, tau: Tau | None = None
 ) -> float:
     r"""The probability that ``better`` truly scores above ``worse`` on their shared items.
 
@@ -615,7 +616,7 @@ def compare_clustered(
     clusters: Mapping[Hashable, Hashable],
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     *,
     ids_baseline: Sequence[Hashable] | None = None,
     ids_candidate: Sequence[Hashable] | None = None,

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability, check_values
+from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import _weights, bayes, state_scores, states_mean
 from trialscore.errors import EvaluationError
@@ -486,7 +487,7 @@ def item_interval(
     R: ArrayLike | Bank,
     metric: str = "avg",
     k: int | None = None,
-    tau: object = None,
+    tau: Tau | None = None,
     level: float = 0.95,
     states: tuple[ArrayLike, ArrayLike, ArrayLike] | None = None,
 ) -> Interval:
