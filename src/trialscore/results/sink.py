@@ -38,9 +38,9 @@ from types import TracebackType
 import duckdb
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from trialscore.errors import EvaluationError
+from trialscore.results._arrow import floats, integers, objects, repeated_objects
 from trialscore.results.columns import ColumnMap, ResolvedColumns
 from trialscore.results.counts import ErrorPolicy, ItemCounts, ReadStats
 from trialscore.results.tally import (
@@ -277,17 +277,17 @@ class TrialSink:
         table = table.sort_by([(key, "ascending") for key in keys]).combine_chunks()
         if not allow_repeated_trials:
             _check_trial_indices(table, self.by)
-        errored = int(pc.sum(table["errored"]).as_py() or 0)
+        errored = int(integers(table["errored"]).sum())
         stats = dataclasses.replace(self.stats, rows_errored=errored, errors=errors)
         return ItemCounts(
             by=self.by,
-            group_values=tuple(_repeated_objects(table[f"g{index}"]) for index in range(len(self.by))),
-            item=_objects(table["item"]),
-            graded=table["graded"].to_numpy().astype(np.int64),
-            c=table["c"].to_numpy().astype(np.int64),
-            errored=table["errored"].to_numpy().astype(np.int64),
+            group_values=tuple(repeated_objects(table[f"g{index}"]) for index in range(len(self.by))),
+            item=objects(table["item"]),
+            graded=integers(table["graded"]),
+            c=integers(table["c"]),
+            errored=integers(table["errored"]),
             stats=stats,
-            cluster=_objects(table["cluster"]) if "cluster" in table.column_names else None,
+            cluster=objects(table["cluster"]) if "cluster" in table.column_names else None,
         )
 
     def _combine(self) -> pa.Table:
@@ -316,29 +316,13 @@ def _used(resolved: ResolvedColumns) -> set[str]:
     return used
 
 
-def _objects(column: pa.ChunkedArray) -> np.ndarray:
-    """Strings (or None) as a NumPy object array."""
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
-
-
-def _repeated_objects(column: pa.ChunkedArray) -> np.ndarray:
-    """Like :func:`_objects` for a column of few distinct values (a group key): one object per value."""
-    encoded = column.dictionary_encode().combine_chunks()
-    values = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)
-    result: np.ndarray = values[encoded.indices.fill_null(len(encoded.dictionary)).to_numpy()]
-    return result
-
-
 def _check_trial_indices(table: pa.Table, by: Sequence[str]) -> None:
     """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
 
     # NumPy, not pyarrow.compute with Python scalars (which makes PyArrow import pandas at start-up).
-    def column(name: str) -> np.ndarray:
-        return np.asarray(table[name].to_numpy(), dtype=np.float64)  # nulls (no trial column) are NaN
-
-    trials = column("graded") + column("errored")
-    span = column("trial_hi") - column("trial_lo") + 1
-    repeated = np.flatnonzero((column("trial_rows") == trials) & (trials > span))
+    trials = floats(table["graded"]) + floats(table["errored"])
+    span = floats(table["trial_hi"]) - floats(table["trial_lo"]) + 1  # NaN without a trial column
+    repeated = np.flatnonzero((floats(table["trial_rows"]) == trials) & (trials > span))
     if not repeated.size:
         return
     position = int(repeated[0])
