@@ -7,10 +7,20 @@
 [('target=m', [3], [2])]
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import GroupCounts, ItemCounts, ReadStats
 from trialscore.results.readers import count_records, read_counts
-from trialscore.results.records import GraderResult, TokenUsage, TrialRecord, Verdict, verdict_of
+
+if TYPE_CHECKING:
+    from trialscore.results.records import GraderResult, TokenUsage, TrialRecord, Verdict, verdict_of
+
+#: The record schema (Pydantic) loads on first use: reading files into counts does not need it.
+_RECORDS = ("GraderResult", "TokenUsage", "TrialRecord", "Verdict", "verdict_of")
 
 __all__ = [
     "ColumnMap",
@@ -25,3 +35,11 @@ __all__ = [
     "read_counts",
     "verdict_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _RECORDS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module("trialscore.results.records"), name)
+    globals()[name] = value
+    return value

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -46,9 +47,11 @@ from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import ErrorPolicy, ItemCounts, check_error_policy
 from trialscore.results.formats import read_input
-from trialscore.results.records import TrialRecord
 from trialscore.results.sink import FILE_KEY, TrialSink
 from trialscore.results.tally import LongTable
+
+if TYPE_CHECKING:
+    from trialscore.results.records import TrialRecord
 
 __all__ = ["FILE_KEY", "count_records", "read_counts"]
 
@@ -97,6 +100,7 @@ def count_records(
 ) -> ItemCounts:
     """Per-(group, item) counts of :class:`TrialRecord` objects (group keys: record fields).
 
+    >>> from trialscore.results import TrialRecord
     >>> records = [TrialRecord(case_id=c, trial=t, target="m", passed=p, verdict="pass" if p else "fail")
     ...            for c, t, p in [("a", 0, True), ("a", 1, False), ("b", 0, True)]]
     >>> [(g.label, g.n.tolist(), g.c.tolist()) for g in count_records(records, by=["target"]).groups()]
