@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import warnings
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -364,3 +366,11 @@ def test_missing_group_values_form_their_own_group(tmp_path):
         ("category=—", (("category", None),)),
     ]
     assert [group.c.tolist() for group in groups] == [[1], [2]]
+
+
+def test_repeated_case_trial_rows_name_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "dup.jsonl"
+    rows = [("a", 0, True), ("a", 0, False), ("b", 0, True), ("b", 1, True)]
+    path.write_text("".join(json.dumps({"case_id": c, "trial": t, "passed": p}) + "\n" for c, t, p in rows))
+    with pytest.raises(EvaluationError, match=rf"^{re.escape(str(path))}: item 'a' has 2 trials"):
+        read_counts([path])

@@ -276,7 +276,7 @@ class TrialSink:
         keys = [f"g{index}" for index in range(len(self.by))] + ["item"]
         table = table.sort_by([(key, "ascending") for key in keys]).combine_chunks()
         if not allow_repeated_trials:
-            _check_trial_indices(table, self.by)
+            _check_trial_indices(table, self.by, " and ".join(self.stats.sources))
         errored = int(integers(table["errored"]).sum())
         stats = dataclasses.replace(self.stats, rows_errored=errored, errors=errors)
         return ItemCounts(
@@ -316,7 +316,7 @@ def _used(resolved: ResolvedColumns) -> set[str]:
     return used
 
 
-def _check_trial_indices(table: pa.Table, by: Sequence[str]) -> None:
+def _check_trial_indices(table: pa.Table, by: Sequence[str], sources: str) -> None:
     """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
 
     # NumPy, not pyarrow.compute with Python scalars (which makes PyArrow import pandas at start-up).
@@ -329,7 +329,8 @@ def _check_trial_indices(table: pa.Table, by: Sequence[str]) -> None:
     row = table.slice(position, 1).to_pylist()[0]
     group = ", ".join(f"{name}={row[f'g{index}']!r}" for index, name in enumerate(by))
     raise EvaluationError(
-        f"item {row['item']!r}{f' ({group})' if group else ''} has {row['graded'] + row['errored']} trials "
+        f"{sources}: item {row['item']!r}{f' ({group})' if group else ''} has "
+        f"{row['graded'] + row['errored']} trials "
         f"but its trial indices span only {row['trial_lo']}..{row['trial_hi']}, so some (item, trial) "
         "pairs repeat: group by the column that tells them apart (e.g. --by target), or pass "
         "--allow-repeated-trials to pool them"
