@@ -37,6 +37,7 @@ __all__ = [
     "check_unit",
     "check_values",
     "describe",
+    "describe_data",
     "is_flag",
 ]
 
@@ -48,6 +49,18 @@ def describe(value: object) -> str:
     'xxx...'
     """
     text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def describe_data(value: object) -> str:
+    """A value read from a YAML or JSON file, as JSON text (strings quoted), cut to 60 characters.
+
+    >>> describe_data({"a": [1, 2]}), describe_data("x")
+    ('{"a": [1, 2]}', "'x'")
+    """
+    import json
+
+    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 

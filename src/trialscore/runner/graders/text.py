@@ -15,6 +15,7 @@ from typing import Any, Literal
 import regex  # type: ignore[import-untyped]
 from pydantic import StrictBool, field_validator
 
+from trialscore._validate import describe_data
 from trialscore.results.records import GraderResult
 from trialscore.runner.graders.base import Grade, GraderError, binary
 from trialscore.runner.offloop import in_daemon_thread, within
@@ -40,11 +41,6 @@ __all__ = [
     "as_text",
     "last_number",
 ]
-
-
-def _describe(value: object) -> str:
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 class _ExpectedSpec(GraderSpecBase):
@@ -113,7 +109,7 @@ class NumericGraderSpec(_ExpectedSpec):
             except (TypeError, ValueError):
                 yield Problem(
                     (*site.case_loc, "expected"),
-                    f"a numeric grader needs a number; got {_describe(site.case_expected)} "
+                    f"a numeric grader needs a number; got {describe_data(site.case_expected)} "
                     f"(case {site.case_id!r})",
                 )
 

@@ -19,6 +19,7 @@ from pydantic import Field, PrivateAttr, StrictInt, ValidationError
 
 import trialscore.runner.graders
 import trialscore.runner.targets  # noqa: F401  (registers the target types)
+from trialscore._validate import describe_data
 from trialscore.errors import EvaluationError
 from trialscore.runner.graders.external import CommandGraderSpec, PythonGraderSpec
 from trialscore.runner.graders.judge import LlmJudgeGraderSpec
@@ -321,11 +322,6 @@ class Suite(Spec):
         return validated(data, source, directory or Path.cwd(), text=json.dumps(data, default=str))
 
 
-def _describe(value: object) -> str:
-    text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 #: Every target and grader ``type``: Pydantic names them in error locations, the suite file does not.
 _TYPE_TAGS = frozenset([*TARGETS, *GRADERS])
 
@@ -356,5 +352,5 @@ def pydantic_problems(exc: ValidationError, prefix: Loc = ()) -> list[Problem]:
         if error["type"] == "missing" or value is None or isinstance(value, dict):
             problems.append(Problem(loc, message))
         else:
-            problems.append(Problem(loc, f"{message}; got {_describe(value)}"))
+            problems.append(Problem(loc, f"{message}; got {describe_data(value)}"))
     return problems
