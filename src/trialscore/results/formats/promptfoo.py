@@ -1,0 +1,259 @@
+"""promptfoo eval output (``promptfoo eval -o results.json`` or ``-o results.jsonl``) as trial rows.
+
+``promptfoo eval -o results.json`` writes one JSON document::
+
+    {"evalId": "eval-...", "results": {"version": 3, "timestamp": "...", "prompts": [...],
+     "results": [{"testIdx": 0, "promptIdx": 0, "provider": {"id": "openai:gpt-4o", "label": ""},
+                  "testCase": {"description": "capital", "vars": {...}}, "vars": {...},
+                  "success": true, "score": 1, "failureReason": 0, "error": null, ...}, ...],
+     "stats": {...}}, "config": {...}, "shareableUrl": null}
+
+and ``-o results.jsonl`` one of those result objects per line.  An older
+document whose ``results`` is the list of result objects itself is read too.
+
+Every result object is one trial row:
+
+* ``case_id`` is the test's ``description`` (else its ``vars`` as sorted JSON, else
+  ``testIdx``): promptfoo numbers every repeat of ``--repeat N`` as a new
+  ``testIdx``, so the index is not stable across repeats or runs; two tests with the
+  same description but different vars get the vars appended;
+* ``trial`` is the order of appearance of the (target, test) pair, in ``testIdx`` order
+  (promptfoo writes no repeat index);
+* ``target`` is the provider's ``label`` when set, else its ``id``; when the run has
+  more than one prompt, `` prompt N`` (N counts the distinct prompts from 0) is appended
+  and the prompt's label is in the ``prompt`` column;
+* ``category`` is the test's ``metadata.category`` when it is plain text;
+* ``passed`` is ``success``; ``failureReason`` 2 (promptfoo's ``ResultFailureReason.ERROR``:
+  the provider or the grader errored) is an errored trial, never a failed one.  Files
+  without ``failureReason`` (older promptfoo) count a result with an ``error`` and no
+  ``gradingResult`` as errored.
+
+>>> rows = [{"testIdx": i, "promptIdx": 0, "provider": {"id": "echo", "label": ""},
+...          "testCase": {"description": "t"}, "success": i != 1, "failureReason": [0, 1, 2][i]}
+...         for i in range(3)]
+>>> table = promptfoo_table_from_results(rows, "r.json")
+>>> table.table.column("passed").to_pylist(), table.table.column("trial").to_pylist()
+(['true', 'false', None], ['0', '1', '2'])
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import first_json_object, head_text
+from trialscore.results.tally import LongTable, text_value
+
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = [
+    "MAPS",
+    "NAME",
+    "SUFFIXES",
+    "SUMMARY",
+    "promptfoo_table",
+    "promptfoo_table_from_results",
+    "read",
+    "sniff",
+]
+
+NAME = "promptfoo"
+SUMMARY = "promptfoo eval output (promptfoo eval -o results.json, or -o results.jsonl)"
+MAPS = (
+    "item = test description (else vars, else testIdx), trial = order of the (target, test) results, "
+    "outcome = success (failureReason 2 = errored); group keys target (provider label, else id; "
+    "plus prompt N when several prompts), prompt, category (test metadata.category)"
+)
+SUFFIXES = (".json", ".jsonl")
+
+#: promptfoo's ResultFailureReason: NONE = 0, ASSERT = 1, ERROR = 2.
+_ERROR = 2
+
+
+def _looks_like_result(value: object) -> bool:
+    return isinstance(value, dict) and "provider" in value and ("success" in value or "testIdx" in value)
+
+
+def sniff(path: Path) -> bool:
+    """A JSON document with ``evalId`` and a ``results`` object, or JSON Lines whose first object is
+    a promptfoo result (``provider`` with ``success``/``testIdx``)."""
+    head = head_text(path)
+    if head is None:
+        return False
+    stripped = head.lstrip()
+    if stripped.startswith("{"):
+        first = first_json_object(head)
+        if first is not None:
+            return _looks_like_result(first)
+        start = stripped[:4096]
+        return '"evalId"' in start and '"results"' in start
+    return False
+
+
+def _object(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _target(row: dict[str, Any], where: str) -> str:
+    provider = row.get("provider")
+    if isinstance(provider, str) and provider:
+        return provider
+    if not isinstance(provider, dict):
+        raise EvaluationError(f"{where}: field 'provider' must be an object with an id; got {provider!r:.60}")
+    name = _text(provider.get("label")) or _text(provider.get("id"))
+    if name is None:
+        raise EvaluationError(
+            f"{where}: field 'provider' has neither a label nor an id; got {provider!r:.60}"
+        )
+    return name
+
+
+def _test(row: dict[str, Any]) -> tuple[str | None, str | None, object]:
+    """The test's description, its vars as sorted JSON, and its testIdx."""
+    case = _object(row.get("testCase"))
+    description = _text(case.get("description")) or _text(row.get("description"))
+    variables = case.get("vars", row.get("vars"))
+    vars_text = json.dumps(variables, sort_keys=True, default=str) if variables else None
+    return description, vars_text, row.get("testIdx")
+
+
+def _passed(row: dict[str, Any], where: str) -> str | None:
+    reason = row.get("failureReason")
+    if reason is not None and not isinstance(reason, int):
+        raise EvaluationError(f"{where}: field 'failureReason' must be 0, 1 or 2; got {reason!r:.60}")
+    success = row.get("success")
+    if reason == _ERROR or (reason is None and row.get("error") and not row.get("gradingResult")):
+        return None
+    if not isinstance(success, bool):
+        raise EvaluationError(f"{where}: field 'success' must be true or false; got {success!r:.60}")
+    return "true" if success else "false"
+
+
+def _prompt_label(row: dict[str, Any]) -> str | None:
+    prompt = row.get("prompt")
+    if isinstance(prompt, dict):
+        return _text(prompt.get("label")) or _text(prompt.get("raw"))
+    return _text(prompt)
+
+
+def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongTable:
+    """Trial rows of promptfoo result objects; ``location`` names the file in messages."""
+    checked: list[tuple[int, dict[str, Any]]] = []
+    for position, row in enumerate(rows):
+        if not isinstance(row, dict):
+            raise EvaluationError(
+                f"{location} result {position + 1}: expected a result object; got {row!r:.60}"
+            )
+        checked.append((position, row))
+    # promptfoo writes results in (testIdx, promptIdx) order; keep that order even when they were shuffled
+    if all(isinstance(row.get("testIdx"), int) for _, row in checked):
+        checked.sort(key=lambda pair: pair[1]["testIdx"])
+    prompts: list[str | None] = []
+    for _, row in checked:
+        label = _prompt_label(row)
+        if label not in prompts:
+            prompts.append(label)
+    tests = [_test(row) for _, row in checked]
+    vars_by_description: dict[str, set[str | None]] = {}
+    for description, vars_text, _ in tests:
+        if description is not None:
+            vars_by_description.setdefault(description, set()).add(vars_text)
+    columns: dict[str, list[str | None]] = {
+        name: [] for name in ("case_id", "trial", "target", "prompt", "category", "passed", "score")
+    }
+    where: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for (position, row), (description, vars_text, test_index) in zip(checked, tests, strict=True):
+        here = f"{location} result {position + 1}"
+        if description is not None:
+            item = description
+            if len(vars_by_description[description]) > 1 and vars_text is not None:
+                item = f"{description} {vars_text}"
+        elif vars_text is not None:
+            item = vars_text
+        elif test_index is not None:
+            item = text_value(test_index) or ""
+        else:
+            raise EvaluationError(
+                f"{here}: field 'testIdx' is missing and the test has no description or vars"
+            )
+        target = _target(row, here)
+        label = _prompt_label(row)
+        if len(prompts) > 1:
+            target = f"{target} prompt {prompts.index(label)}"
+        passed = _passed(row, here)
+        score = row.get("score")
+        case = _object(row.get("testCase"))
+        metadata = _object(case.get("metadata"))
+        trial = seen.get((target, item), 0)
+        seen[(target, item)] = trial + 1
+        columns["case_id"].append(item)
+        columns["trial"].append(str(trial))
+        columns["target"].append(target)
+        columns["prompt"].append(label)
+        columns["category"].append(_text(metadata.get("category")))
+        columns["passed"].append(passed)
+        columns["score"].append(
+            text_value(score)
+            if passed is not None and isinstance(score, (int, float)) and 0 <= score <= 1
+            else None
+        )
+        where.append(f"{here} (test {item!r:.60}, {target})")
+    if len(prompts) <= 1:
+        del columns["prompt"]
+    if not any(value is not None for value in columns["category"]):
+        del columns["category"]
+    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
+    return LongTable(table, tuple(where))
+
+
+def _document_results(document: object, path: Path) -> list[object]:
+    if not isinstance(document, dict):
+        raise EvaluationError(f"{path}: expected a promptfoo output object; got {document!r:.60}")
+    results = document.get("results")
+    if isinstance(results, dict):
+        results = results.get("results")
+        field = "results.results"
+    else:
+        field = "results"
+    if not isinstance(results, list):
+        raise EvaluationError(
+            f"{path}: field '{field}' must be the list of promptfoo results; got {results!r:.60}"
+        )
+    return results
+
+
+def promptfoo_table(path: Path) -> LongTable:
+    """Trial rows of a promptfoo output file (a JSON document, or JSON Lines of results)."""
+    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    first = first_json_object(text)
+    if first is not None and _looks_like_result(first):
+        rows: list[object] = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append(json.loads(line))
+            except ValueError as exc:
+                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
+        return promptfoo_table_from_results(rows, str(path))
+    try:
+        document = json.loads(text)
+    except ValueError as exc:
+        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    return promptfoo_table_from_results(_document_results(document, path), str(path))
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every promptfoo result of the file to ``sink``."""
+    sink.scan_table(str(path), promptfoo_table(path))

@@ -1,0 +1,148 @@
+"""promptfoo eval output (-o results.json / results.jsonl), read from files the real promptfoo wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from trialscore.cli import app
+from trialscore.errors import EvaluationError
+from trialscore.results.formats import FORMATS, detect_format
+from trialscore.results.readers import read_counts
+
+FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
+runner = CliRunner()
+
+#: Per (target, item): (n graded, c passed, errored) of run1.json (see make_fixtures.sh).
+RUN1 = {
+    "capital": (3, 3, 0),
+    "flaky": (3, 2, 0),
+    "always-fails": (3, 0, 0),
+    "unstable": (2, 2, 1),
+}
+
+
+def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
+    return {
+        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
+        for group in counts.groups()
+        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
+    }
+
+
+def _score(*args: str) -> dict:
+    result = runner.invoke(app, ["score", *args, "-f", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def _pass_at_1(group: dict) -> float:
+    return next(m["estimate"] for m in group["metrics"] if m["label"] == "pass@1")
+
+
+def test_the_json_document_gives_per_target_items_trials_and_errors():
+    path = FIXTURES / "run1.json"
+    assert detect_format(path).NAME == "promptfoo"
+    counts = read_counts([path], by=["target"])
+    expected = {
+        (target, item): value for target in ("dummy-a", "file://provider.js") for item, value in RUN1.items()
+    }
+    assert _by_item(counts) == expected
+    assert counts.stats.rows_read == 24 and counts.stats.rows_errored == 2
+    report = _score(str(path), "--by", "target")
+    assert {g["label"]: round(_pass_at_1(g), 4) for g in report["groups"]} == {
+        "target=dummy-a": round((1 + 2 / 3 + 0 + 1) / 4, 4),
+        "target=file://provider.js": round((1 + 2 / 3 + 0 + 1) / 4, 4),
+    }
+
+
+def test_jsonl_output_of_one_provider_scores_with_no_flags():
+    path = FIXTURES / "results.jsonl"
+    assert detect_format(path).NAME == "promptfoo"
+    assert _by_item(read_counts([path], by=["target"])) == {("dummy-a", item): v for item, v in RUN1.items()}
+    report = _score(str(path))
+    (group,) = report["groups"]
+    assert (group["items"], group["trials"], group["errored_trials"], group["flaky_items"]) == (4, 11, 1, 1)
+    assert _pass_at_1(group) == pytest.approx((1 + 2 / 3 + 0 + 1) / 4)
+
+
+def test_from_promptfoo_reads_a_file_of_any_name(tmp_path):
+    path = tmp_path / "output.dat"
+    shutil.copy(FIXTURES / "results.jsonl", path)
+    assert _score(str(path), "--from", "promptfoo")["rows"]["rows_read"] == 12
+
+
+def test_compare_pairs_the_tests_of_two_runs_by_description():
+    result = runner.invoke(
+        app,
+        ["compare", str(FIXTURES / "run1.json"), str(FIXTURES / "run2.json"), "--by", "target", "-f", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)
+    counts = read_counts([FIXTURES / "run2.json"], by=["target"])
+    assert _by_item(counts)[("dummy-a", "flaky")] == (3, 3, 0)
+
+
+def test_several_prompts_split_the_target_and_tests_without_description_use_vars(tmp_path):
+    rows = [
+        {
+            "testIdx": t,
+            "promptIdx": p,
+            "provider": {"id": "echo", "label": ""},
+            "prompt": {"label": label},
+            "testCase": {"vars": {"q": "x"}, "metadata": {"category": "math"}},
+            "vars": {"q": "x"},
+            "success": p == 0,
+            "score": float(p == 0),
+            "failureReason": 0 if p == 0 else 1,
+        }
+        for t in range(2)
+        for p, label in enumerate(["A {{q}}", "B {{q}}"])
+    ]
+    path = tmp_path / "old.json"
+    path.write_text(
+        json.dumps({"evalId": "e", "results": rows}, indent=2)
+    )  # older layout: results is the list
+    counts = read_counts([path], by=["target", "category"])
+    assert _by_item(counts) == {
+        ("echo prompt 0", "math", '{"q": "x"}'): (2, 2, 0),
+        ("echo prompt 1", "math", '{"q": "x"}'): (2, 0, 0),
+    }
+
+
+def test_other_formats_are_not_taken_for_promptfoo(tmp_path):
+    samples = {
+        "cases.jsonl": json.dumps({"eval_id": "a", "verdict": "pass"}) + "\n",
+        "rows.jsonl": json.dumps({"case_id": "a", "trial": 0, "passed": True}) + "\n",
+        "rows.json": json.dumps([{"case_id": "a", "trial": 0, "passed": True}], indent=2),
+        "obj.json": json.dumps({"results": [{"case_id": "a"}]}, indent=2),
+        "log.json": json.dumps({"version": 2, "status": "success", "eval": {}}, indent=2),
+    }
+    for name, text in samples.items():
+        (tmp_path / name).write_text(text)
+        assert not FORMATS["promptfoo"].sniff(tmp_path / name), name
+    for other in Path(__file__).parent.rglob("*"):
+        if other.is_file() and "promptfoo" not in other.parts:
+            assert not FORMATS["promptfoo"].sniff(other), other
+    for fixture in FIXTURES.glob("*.json*"):
+        earlier = list(FORMATS)[: list(FORMATS).index("promptfoo")]
+        assert [name for name in earlier if FORMATS[name].sniff(fixture)] == [], fixture
+
+
+def test_a_result_breaking_the_schema_is_one_line_naming_file_result_and_field(tmp_path):
+    document = json.loads((FIXTURES / "run1.json").read_text())
+    document["results"]["results"][4]["success"] = "yes"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(document, indent=2))
+    with pytest.raises(EvaluationError) as caught:
+        read_counts([path], by=["target"])
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"{path} result 5" in message and "'success'" in message and "'yes'" in message
+    result = runner.invoke(app, ["score", str(path)])
+    assert result.exit_code != 0
+    assert "result 5" in result.output and "'success'" in result.output
