@@ -91,6 +91,7 @@ def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
         "wide",
         "cases",
         "promptfoo",
+        "lm-eval",
         "json-array",
         "jsonl",
         "csv",

@@ -12,7 +12,7 @@ Every input that is read must hold trials: an empty file, a CSV with only a
 header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
-['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'json-array', 'jsonl', 'csv']
+['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -35,6 +35,7 @@ from trialscore.results.formats import (
     inspect_log,
     json_array,
     jsonl,
+    lm_eval,
     long_csv,
     parquet,
     promptfoo,
@@ -57,6 +58,7 @@ FORMATS: dict[str, Format] = {
     wide.NAME: wide,
     cases.NAME: cases,
     promptfoo.NAME: promptfoo,
+    lm_eval.NAME: lm_eval,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,
