@@ -84,7 +84,18 @@ def test_a_format_named_by_the_caller_overrides_detection(tmp_path):
 def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
     infos = list_formats()
     assert [info.name for info in infos] == list(FORMATS)
-    assert list(FORMATS) == ["runner", "inspect", "parquet", "wide", "cases", "json-array", "jsonl", "csv"]
+    assert list(FORMATS) == [
+        "runner",
+        "inspect",
+        "parquet",
+        "wide",
+        "cases",
+        "tau-bench",
+        "tau2-bench",
+        "json-array",
+        "jsonl",
+        "csv",
+    ]
     for info in infos:
         assert info.summary and info.maps and info.suffixes
         assert info.to_dict()["name"] == info.name

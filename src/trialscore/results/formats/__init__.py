@@ -12,7 +12,7 @@ Every input that is read must hold trials: an empty file, a CSV with only a
 header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
-['runner', 'inspect', 'parquet', 'wide', 'cases', 'json-array', 'jsonl', 'csv']
+['runner', 'inspect', 'parquet', 'wide', 'cases', 'tau-bench', 'tau2-bench', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -38,6 +38,8 @@ from trialscore.results.formats import (
     long_csv,
     parquet,
     run_folder,
+    tau2_bench,
+    tau_bench,
     wide,
 )
 from trialscore.results.formats._text import is_blank
@@ -55,6 +57,8 @@ FORMATS: dict[str, Format] = {
     parquet.NAME: parquet,
     wide.NAME: wide,
     cases.NAME: cases,
+    tau_bench.NAME: tau_bench,
+    tau2_bench.NAME: tau2_bench,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,
