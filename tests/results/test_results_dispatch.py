@@ -92,6 +92,8 @@ def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
         "cases",
         "promptfoo",
         "lm-eval",
+        "tau-bench",
+        "tau2-bench",
         "json-array",
         "jsonl",
         "csv",

@@ -12,7 +12,8 @@ Every input that is read must hold trials: an empty file, a CSV with only a
 header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
-['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval', 'json-array', 'jsonl', 'csv']
+['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
+ 'tau-bench', 'tau2-bench', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -40,6 +41,8 @@ from trialscore.results.formats import (
     parquet,
     promptfoo,
     run_folder,
+    tau2_bench,
+    tau_bench,
     wide,
 )
 from trialscore.results.formats._text import is_blank
@@ -59,6 +62,8 @@ FORMATS: dict[str, Format] = {
     cases.NAME: cases,
     promptfoo.NAME: promptfoo,
     lm_eval.NAME: lm_eval,
+    tau_bench.NAME: tau_bench,
+    tau2_bench.NAME: tau2_bench,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,

@@ -1,0 +1,179 @@
+"""tau2-bench results (sierra-research/tau2-bench): the ``Results`` JSON its runs save.
+
+A results file is one JSON object (``Results.model_dump_json``)::
+
+    {"timestamp": "...",
+     "info": {"git_commit": "...", "num_trials": 3, ...,
+              "agent_info": {"implementation": "llm_agent", "llm": "gpt-4.1", ...},
+              "user_info": {"implementation": "user_simulator", "llm": "gpt-4.1", ...},
+              "environment_info": {"domain_name": "airline", ...}},
+     "tasks": [...],
+     "simulations": [{"id": "...", "task_id": "0", "trial": 0,
+                      "termination_reason": "user_stop",
+                      "reward_info": {"reward": 1.0, ...}, ...}, ...]}
+
+Each simulation is one trial row:
+
+* ``case_id`` is ``task_id``, ``trial`` is ``trial``;
+* ``passed`` is true exactly when ``reward_info.reward`` is within 1e-6 of 1;
+* a simulation tau2 calls non-evaluable (``termination_reason``
+  ``infrastructure_error`` or ``context_window_exceeded``, tau2's
+  ``NON_EVALUABLE_TERMINATION_REASONS``), or one with no ``reward_info``, is an
+  **errored** trial; every other termination (``too_many_errors``, ``max_steps``,
+  ``agent_error``, ...) is the agent's outcome and is graded by its reward;
+* ``target`` is ``info.agent_info.llm`` (else its ``implementation``), ``category``
+  is ``info.environment_info.domain_name``, ``user_model`` is ``info.user_info.llm``.
+
+The "dir" layout (``results.json`` without ``simulations``, one file per
+simulation in ``simulations/`` beside it) is read too: pass the folder or its
+``results.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import head_text
+from trialscore.results.tally import LongTable, text_value
+
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = ["MAPS", "NAME", "NON_EVALUABLE", "SUFFIXES", "SUMMARY", "read", "sniff", "tau2_table"]
+
+NAME = "tau2-bench"
+SUMMARY = "tau2-bench results JSON ({timestamp, info, tasks, simulations}), or its dir layout"
+MAPS = (
+    "item = task_id, trial = trial, outcome = reward_info.reward within 1e-6 of 1; termination "
+    "infrastructure_error / context_window_exceeded (or no reward_info) is errored; group keys target "
+    "(info.agent_info.llm), category (domain), user_model"
+)
+SUFFIXES = (".json",)
+
+#: tau2's NON_EVALUABLE_TERMINATION_REASONS: runs that never produced an evaluable rollout.
+NON_EVALUABLE = frozenset({"infrastructure_error", "context_window_exceeded"})
+_TOLERANCE = 1e-6
+_RESULTS = "results.json"
+_SIMULATIONS = "simulations"
+#: How ``Results.model_dump_json`` starts: timestamp, then info whose first field is git_commit.
+_HEAD = re.compile(
+    r'^\s*\{\s*(?:"timestamp"\s*:\s*(?:null|"[^"]*")\s*,\s*)?"info"\s*:\s*\{\s*"git_commit"\s*:'
+)
+
+
+def _is_results(path: Path) -> bool:
+    head = head_text(path)
+    return head is not None and _HEAD.match(head) is not None
+
+
+def sniff(path: Path) -> bool:
+    """A JSON object starting ``{"timestamp": ..., "info": {"git_commit": ...``, or a folder whose
+    ``results.json`` is one."""
+    if path.is_dir():
+        return (path / _RESULTS).is_file() and _is_results(path / _RESULTS)
+    return path.is_file() and _is_results(path)
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every simulation to ``sink``; a bad simulation raises (or is skipped and counted)."""
+    sink.scan_table(str(path), tau2_table(path, sink.skip_invalid))
+
+
+def _load(path: Path) -> object:
+    try:
+        return json.loads(path.read_text(encoding="utf-8-sig"))
+    except ValueError as exc:
+        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+
+
+def _field(data: dict[str, object], *names: str) -> object:
+    value: object = data
+    for name in names:
+        value = value.get(name) if isinstance(value, dict) else None
+    return value
+
+
+def _simulations(path: Path, results: dict[str, object]) -> list[tuple[str, object]]:
+    """(where, simulation) pairs: the file's ``simulations``, or the dir layout's simulation files."""
+    simulations = results.get("simulations")
+    folder = path.parent / _SIMULATIONS
+    if not simulations and folder.is_dir():
+        files = sorted(folder.glob("*.json"))
+        return [(str(file), _load(file)) for file in files]
+    if not isinstance(simulations, list):
+        raise EvaluationError(f"{path}: field 'simulations' must be a list of simulation runs")
+    return [(f"{path} simulation {index + 1}", simulation) for index, simulation in enumerate(simulations)]
+
+
+def _trial_row(simulation: object) -> tuple[str, str, str | None, str | None]:
+    """(case_id, trial, passed, termination_reason); passed is None for a non-evaluable run."""
+    if not isinstance(simulation, dict):
+        raise EvaluationError(f"expected a simulation run object; got {simulation!r:.60}")
+    task_id = simulation.get("task_id")
+    if isinstance(task_id, bool) or not isinstance(task_id, (int, str)) or task_id == "":
+        raise EvaluationError(f"field 'task_id' must be a task id; got {task_id!r:.60}")
+    trial = simulation.get("trial")
+    if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
+        raise EvaluationError(f"field 'trial' must be a whole number >= 0; got {trial!r:.60}")
+    reason = simulation.get("termination_reason")
+    if not isinstance(reason, str):
+        raise EvaluationError(f"field 'termination_reason' must be a string; got {reason!r:.60}")
+    reward_info = simulation.get("reward_info")
+    if reason in NON_EVALUABLE or reward_info is None:
+        return str(task_id), str(trial), None, reason
+    reward = reward_info.get("reward") if isinstance(reward_info, dict) else None
+    if isinstance(reward, bool) or not isinstance(reward, (int, float)) or not math.isfinite(reward):
+        raise EvaluationError(f"field 'reward_info.reward' must be a number; got {reward!r:.60}")
+    return str(task_id), str(trial), "true" if abs(reward - 1.0) <= _TOLERANCE else "false", reason
+
+
+def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
+    """Trial rows of a tau2-bench results file (or dir-layout folder)."""
+    if path.is_dir():
+        path = path / _RESULTS
+    results = _load(path)
+    if not isinstance(results, dict) or not isinstance(results.get("info"), dict):
+        raise EvaluationError(f"{path}: a tau2-bench results file is a JSON object with 'info'")
+    agent = ("info", "agent_info")
+    target = _field(results, *agent, "llm") or _field(results, *agent, "implementation")
+    groups = {
+        "target": text_value(target),
+        "category": text_value(_field(results, "info", "environment_info", "domain_name")),
+        "user_model": text_value(_field(results, "info", "user_info", "llm")),
+    }
+    columns: dict[str, list[str | None]] = {
+        name: [] for name in ("case_id", "trial", "passed", "termination_reason")
+    }
+    where: list[str] = []
+    skipped = 0
+    first_skipped = None
+    for location, simulation in _simulations(path, results):
+        try:
+            case_id, trial, passed, reason = _trial_row(simulation)
+        except EvaluationError as exc:
+            message = f"{location}: {exc}"
+            if not skip_invalid:
+                raise EvaluationError(f"{message} (--skip-invalid skips and counts bad simulations)") from exc
+            skipped += 1
+            first_skipped = first_skipped or message
+            continue
+        columns["case_id"].append(case_id)
+        columns["trial"].append(trial)
+        columns["passed"].append(passed)
+        columns["termination_reason"].append(reason)
+        where.append(f"{location} (task_id {case_id}, trial {trial})")
+    rows = len(where)
+    table = pa.table(
+        {
+            **{name: pa.array(values, pa.string()) for name, values in columns.items()},
+            **{name: pa.array([value] * rows, pa.string()) for name, value in groups.items()},
+        }
+    )
+    return LongTable(table, tuple(where), skipped, first_skipped)
