@@ -35,7 +35,6 @@ from numpy.typing import ArrayLike
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_real
-from trialscore.compat.scoring import pass_at_k as _pass_at_k_of_counts
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import avg, pass_at_k
 from trialscore.errors import EvaluationError
@@ -295,4 +294,6 @@ def calculate_pass_at_k(n: int, c: int, k: int) -> float:
     >>> calculate_pass_at_k(10, 7, 3)  # 119/120
     0.9916666666666667
     """
-    return _pass_at_k_of_counts(n, c, k)
+    from trialscore.compat.scoring import pass_at_k  # seed 000's records (Pydantic) stay unloaded until asked
+
+    return pass_at_k(n, c, k)

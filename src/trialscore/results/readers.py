@@ -41,14 +41,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import ErrorPolicy, ItemCounts, check_error_policy
 from trialscore.results.formats import read_input
 from trialscore.results.sink import FILE_KEY, TrialSink
-from trialscore.results.tally import LongTable
+from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
@@ -115,14 +113,12 @@ def count_records(
     records = list(records)
     if not records:
         raise EvaluationError("records must hold at least one TrialRecord; got none")
-    table = pa.table(
-        {
-            "case_id": pa.array([record.case_id for record in records], pa.string()),
-            "trial": pa.array([record.trial for record in records], pa.int64()),
-            "passed": pa.array([record.passed for record in records], pa.bool_()),
-            **{name: pa.array([getattr(r, name) for r in records], pa.string()) for name in by},
-        }
-    )
+    table: dict[str, list[str | None]] = {
+        "case_id": [record.case_id for record in records],
+        "trial": [str(record.trial) for record in records],
+        "passed": [text_value(record.passed) for record in records],
+        **{name: [text_value(getattr(r, name)) for r in records] for name in by},
+    }
     with TrialSink(by) as sink:
         sink.scan_table(
             "records", LongTable(table, tuple(f"record {index}" for index in range(len(records))))

@@ -15,9 +15,8 @@ the same :class:`~trialscore.results.counts.ReadStats` bookkeeping (rows read,
 skipped once each, errored) and, with :meth:`TrialSink.counts`, one
 :class:`~trialscore.results.counts.ItemCounts`.
 
->>> import pyarrow as pa
 >>> from trialscore.results.tally import LongTable
->>> table = pa.table({"case_id": ["a", "a", "b"], "passed": ["true", "false", "true"]})
+>>> table = {"case_id": ["a", "a", "b"], "passed": ["true", "false", "true"]}
 >>> with TrialSink(by=()) as sink:
 ...     sink.scan_table("demo", LongTable(table, ("row 1", "row 2", "row 3")))
 ...     counts = sink.counts("exclude", allow_repeated_trials=False)
@@ -37,10 +36,19 @@ from types import TracebackType
 
 import duckdb
 import numpy as np
-import pyarrow as pa
 
 from trialscore.errors import EvaluationError
-from trialscore.results._arrow import floats, integers, objects, repeated_objects
+from trialscore.results._columns import (
+    Columns,
+    fetch,
+    floats,
+    integers,
+    register,
+    repeated,
+    row,
+    strings,
+    texts,
+)
 from trialscore.results.columns import ColumnMap, ResolvedColumns
 from trialscore.results.counts import ErrorPolicy, ItemCounts, ReadStats
 from trialscore.results.tally import (
@@ -48,7 +56,6 @@ from trialscore.results.tally import (
     LongTable,
     Scan,
     TallyResult,
-    arrow_table,
     check_one_cluster,
     tally,
 )
@@ -126,7 +133,7 @@ class TrialSink:
         self.con = _cursor()
         self.stats = ReadStats(rows_read=0)
         self._views = itertools.count()
-        self._parts: list[pa.Table] = []
+        self._parts: list[Columns] = []
         self._scratch: Path | None = None
 
     def __enter__(self) -> TrialSink:
@@ -154,12 +161,6 @@ class TrialSink:
         """Column name -> DuckDB type of a relation (DuckDB errors pass through)."""
         rows = self.con.execute(f"DESCRIBE SELECT * FROM {relation}").fetchall()
         return {row[0]: row[1] for row in rows}
-
-    def register(self, table: pa.Table) -> str:
-        """Make an Arrow table queryable; return its view name."""
-        name = self.new_name("arrow")
-        self.con.register(name, table)
-        return name
 
     def used_columns(self, available: Sequence[str]) -> list[str]:
         """The columns among ``available`` the column map and the group keys use, in file order."""
@@ -216,16 +217,16 @@ class TrialSink:
         """Bring a count to the full group key (filling ``file`` with ``label``) and keep it."""
         table = counted.result.table
         data_groups = list(counted.data_groups)
-        arrays = []
-        for name in self.by:
+        rows = len(table["item"])
+        part: Columns = {}
+        for index, name in enumerate(self.by):
             if name in data_groups:
-                arrays.append(table.column(f"g{data_groups.index(name)}"))
+                part[f"g{index}"] = table[f"g{data_groups.index(name)}"]
             else:
-                arrays.append(pa.array([label] * table.num_rows, pa.string()))
+                part[f"g{index}"] = strings([label] * rows)
         counted_columns = COUNT_COLUMNS if self.columns.cluster is None else (*COUNT_COLUMNS, "cluster")
-        columns = [table.column(name) for name in counted_columns]
-        names = [f"g{index}" for index in range(len(self.by))] + list(counted_columns)
-        self._parts.append(pa.Table.from_arrays(arrays + columns, names=names))
+        part.update((name, table[name]) for name in counted_columns)
+        self._parts.append(part)
         result = counted.result
         self.stats = self.stats + ReadStats(
             rows_read=result.rows_read,
@@ -237,12 +238,12 @@ class TrialSink:
     def scan(
         self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
     ) -> None:
-        """Count a long-format relation (a file DuckDB reads, or a registered Arrow table) and keep it."""
+        """Count a long-format relation (a file DuckDB reads, or registered columns) and keep it."""
         self.keep(label, self.count(label, relation, locate, types))
 
     def scan_table(self, label: str, long: LongTable) -> None:
         """Count trial rows built in Python, plus the input it skipped before they became rows."""
-        self.scan(label, self.register(long.table), long.locate)
+        self.scan(label, long.register(self.con), long.locate)
         self.skipped(long.rows_skipped, long.first_skipped)
 
     def add_matrix(self, label: str, graded: np.ndarray, c: np.ndarray, errored: np.ndarray) -> None:
@@ -253,57 +254,56 @@ class TrialSink:
                 "a wide matrix has no cluster per item"
             )
         rows = graded + errored
-        empty = pa.nulls(rows.size, pa.int64())
-        table = pa.table(
-            {
-                "item": pa.array([str(index) for index in range(rows.size)], pa.string()),
-                "rows": rows,
-                "graded": graded,
-                "c": c,
-                "errored": errored,
-                "trial_lo": empty,
-                "trial_hi": empty,
-                "trial_rows": pa.array(np.zeros(rows.size, dtype=np.int64)),
-            }
-        )
+        empty = np.full(rows.size, np.nan)
+        table: Columns = {
+            "item": strings([str(index) for index in range(rows.size)]),
+            "rows": rows.astype(np.int64),
+            "graded": graded.astype(np.int64),
+            "c": c.astype(np.int64),
+            "errored": errored.astype(np.int64),
+            "trial_lo": empty,
+            "trial_hi": empty,
+            "trial_rows": np.zeros(rows.size, dtype=np.int64),
+        }
         self.keep(label, Counted(TallyResult(table, int(rows.sum()), 0, None), ()))
 
     def counts(self, errors: ErrorPolicy, allow_repeated_trials: bool) -> ItemCounts:
         """Combine every part, check trial indices, and build the :class:`ItemCounts`."""
         if not self._parts:
             raise EvaluationError("no input: give at least one file")
-        table = self._parts[0] if len(self._parts) == 1 else self._combine()
-        keys = [f"g{index}" for index in range(len(self.by))] + ["item"]
-        table = table.sort_by([(key, "ascending") for key in keys]).combine_chunks()
+        table = self._combine()
         if not allow_repeated_trials:
             _check_trial_indices(table, self.by, " and ".join(self.stats.sources))
         errored = int(integers(table["errored"]).sum())
         stats = dataclasses.replace(self.stats, rows_errored=errored, errors=errors)
         return ItemCounts(
             by=self.by,
-            group_values=tuple(repeated_objects(table[f"g{index}"]) for index in range(len(self.by))),
-            item=objects(table["item"]),
+            group_values=tuple(repeated(table[f"g{index}"]) for index in range(len(self.by))),
+            item=texts(table["item"]),
             graded=integers(table["graded"]),
             c=integers(table["c"]),
             errored=integers(table["errored"]),
             stats=stats,
-            cluster=objects(table["cluster"]) if "cluster" in table.column_names else None,
+            cluster=texts(table["cluster"]) if "cluster" in table else None,
         )
 
-    def _combine(self) -> pa.Table:
-        parts = pa.concat_tables(self._parts, promote_options="permissive")
-        name = self.register(parts)
+    def _combine(self) -> Columns:
+        """Every part summed per (group, item), sorted by group and item (nulls last)."""
+        parts = {name: np.concatenate([part[name] for part in self._parts]) for name in self._parts[0]}
+        text = [name for name, column in parts.items() if column.dtype == object]
+        name = register(self.con, parts, text)
         keys = ", ".join([f"g{index}" for index in range(len(self.by))] + ["item"])
         clusters = (
             "" if self.columns.cluster is None else ", min(cluster) AS cluster_lo, max(cluster) AS cluster_hi"
         )
-        table = arrow_table(
+        table = fetch(
             self.con,
             (
                 f"SELECT {keys}, sum(rows)::BIGINT AS rows, sum(graded)::BIGINT AS graded, "
                 f"coalesce(sum(c), 0)::BIGINT AS c, sum(errored)::BIGINT AS errored, "
                 f"min(trial_lo) AS trial_lo, max(trial_hi) AS trial_hi, "
-                f"sum(trial_rows)::BIGINT AS trial_rows{clusters} FROM {name} GROUP BY {keys}"
+                f"sum(trial_rows)::BIGINT AS trial_rows{clusters} FROM {name} GROUP BY {keys} "
+                f"ORDER BY {keys} NULLS LAST"
             ),
         )
         return check_one_cluster(table, " and ".join(self.stats.sources))
@@ -316,22 +316,21 @@ def _used(resolved: ResolvedColumns) -> set[str]:
     return used
 
 
-def _check_trial_indices(table: pa.Table, by: Sequence[str], sources: str) -> None:
+def _check_trial_indices(table: Columns, by: Sequence[str], sources: str) -> None:
     """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
-
-    # NumPy, not pyarrow.compute with Python scalars (which makes PyArrow import pandas at start-up).
     trials = floats(table["graded"]) + floats(table["errored"])
-    span = floats(table["trial_hi"]) - floats(table["trial_lo"]) + 1  # NaN without a trial column
-    repeated = np.flatnonzero((floats(table["trial_rows"]) == trials) & (trials > span))
-    if not repeated.size:
+    span_lo, span_hi = floats(table["trial_lo"]), floats(table["trial_hi"])
+    span = span_hi - span_lo + 1  # NaN without a trial column
+    repeated_rows = np.flatnonzero((floats(table["trial_rows"]) == trials) & (trials > span))
+    if not repeated_rows.size:
         return
-    position = int(repeated[0])
-    row = table.slice(position, 1).to_pylist()[0]
-    group = ", ".join(f"{name}={row[f'g{index}']!r}" for index, name in enumerate(by))
+    position = int(repeated_rows[0])
+    first = row(table, position)
+    group = ", ".join(f"{name}={first[f'g{index}']!r}" for index, name in enumerate(by))
     raise EvaluationError(
-        f"{sources}: item {row['item']!r}{f' ({group})' if group else ''} has "
-        f"{row['graded'] + row['errored']} trials "
-        f"but its trial indices span only {row['trial_lo']}..{row['trial_hi']}, so some (item, trial) "
-        "pairs repeat: group by the column that tells them apart (e.g. --by target), or pass "
-        "--allow-repeated-trials to pool them"
+        f"{sources}: item {first['item']!r}{f' ({group})' if group else ''} has "
+        f"{int(trials[position])} trials "
+        f"but its trial indices span only {int(span_lo[position])}..{int(span_hi[position])}, "
+        "so some (item, trial) pairs repeat: group by the column that tells them apart "
+        "(e.g. --by target), or pass --allow-repeated-trials to pool them"
     )

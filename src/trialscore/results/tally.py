@@ -1,7 +1,7 @@
 """Trial rows to per-(group, item) counts inside DuckDB, with row-level validation.
 
 One SQL ``GROUP BY`` turns a table of trials (a Parquet, CSV or JSON Lines file,
-or an Arrow table built from records) into one row per (group, item): the
+or columns built in Python from records) into one row per (group, item): the
 item's rows, graded trials, passes, errored trials and the range of its trial
 indices.  No Python object is made per trial, so tens of millions of rows cost
 about one DuckDB scan.
@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
-import pyarrow as pa
-import pyarrow.compute as pc
+import numpy as np
 
 from trialscore.errors import EvaluationError
+from trialscore.results._columns import Columns, fetch, floats, register, row, strings
 from trialscore.results.columns import ResolvedColumns
 
 __all__ = [
@@ -32,7 +32,6 @@ __all__ = [
     "LongTable",
     "Scan",
     "TallyResult",
-    "arrow_table",
     "check_one_cluster",
     "quote_identifier",
     "quote_literal",
@@ -74,19 +73,6 @@ def quote_literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def arrow_table(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
-    """Run ``sql`` and return its result as an Arrow table (DuckDB 2 and 1.x spellings)."""
-    relation = con.sql(sql)
-    fetch = getattr(relation, "to_arrow_table", None) or relation.arrow
-    return fetch()
-
-
-def _arrow_batches(con: duckdb.DuckDBPyConnection, sql: str, rows: int) -> pa.RecordBatchReader:
-    relation = con.sql(sql)
-    fetch = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
-    return fetch(rows)
-
-
 @dataclass(frozen=True)
 class Scan:
     """A table of trial rows to count: where it is, what its columns mean, how to name a row.
@@ -107,7 +93,7 @@ class Scan:
 class TallyResult:
     """Counts of one scan: ``table`` has columns ``g0..`` then :data:`COUNT_COLUMNS`."""
 
-    table: pa.Table
+    table: Columns
     rows_read: int
     rows_skipped: int
     first_skipped: str | None
@@ -286,36 +272,38 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
     )
 
 
-def _grouped_invalid(table: pa.Table, roles: Mapping[str, tuple[str, _Role]]) -> bool:
+def _grouped_invalid(table: Columns, roles: Mapping[str, tuple[str, _Role]]) -> bool:
     """Whether the grouped counts show a missing item or a bad integer trial."""
-    item = table["item"]
-    # Reductions only: comparing with a Python scalar makes PyArrow import pandas (0.2 s at start-up).
-    shortest = pc.min(pc.utf8_length(item)).as_py()
-    if item.null_count or shortest == 0:
-        return True
-    if pc.any(pc.match_substring_regex(item, r"[\r\n]")).as_py():
+    items = table["item"].tolist()
+    if any(item is None or item == "" or "\n" in item or "\r" in item for item in items):
         return True
     if "trial" in roles and roles["trial"][1].grouped:
-        lowest = pc.min(table["trial_lo"]).as_py()
-        if lowest is not None and lowest < 0:
+        if bool((floats(table["trial_lo"]) < 0).any()):  # NaN (no trial index) compares False
             return True
-        if pc.any(pc.not_equal(table["trial_rows"], table["rows"])).as_py():
+        if bool((table["trial_rows"] != table["rows"]).any()):
             return True
     return False
 
 
 def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[str, tuple[str, _Role]]) -> str:
-    """Stream the scan in file order to the first invalid row; describe it."""
+    """Stream the scan in file order to the first invalid row; describe it.
+
+    Only a file with a bad row gets here, so PyArrow (for DuckDB's streamed batches) is imported
+    here rather than at start-up.
+    """
+    import pyarrow.compute as pc
+
     checked = [(name, column, role.bad) for name, (column, role) in roles.items() if role.bad is not None]
     flags = [f"coalesce({bad}, false) AS bad_{index}" for index, (_, _, bad) in enumerate(checked)]
     raws = [
         f"CAST({quote_identifier(column)} AS VARCHAR) AS raw_{index}"
         for index, (_, column, _) in enumerate(checked)
     ]
-    sql = f"SELECT {', '.join(flags + raws)} FROM {scan.relation}"
+    relation = con.sql(f"SELECT {', '.join(flags + raws)} FROM {scan.relation}")
+    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_arrow_reader
+    batches = reader(100_000)
     offset = 0
     found = None
-    batches = _arrow_batches(con, sql, 100_000)
     for batch in batches:
         positions = [pc.index(batch.column(f"bad_{index}"), True).as_py() for index in range(len(checked))]
         hits = [(position, index) for index, position in enumerate(positions) if position >= 0]
@@ -333,23 +321,23 @@ def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[st
     return f"{scan.label} {scan.locate(row)}: field {column!r} {_RULES[name]}; got {shown}"
 
 
-def check_one_cluster(table: pa.Table, where: str) -> pa.Table:
+def check_one_cluster(table: Columns, where: str) -> Columns:
     """Replace ``cluster_lo`` / ``cluster_hi`` by one ``cluster`` column; an item with two values is an error.
 
     ``where`` names the file (or files) the counts come from.
     """
-    if "cluster_lo" not in table.column_names:
+    if "cluster_lo" not in table:
         return table
-    differs = pc.not_equal(table["cluster_lo"], table["cluster_hi"])
-    position = pc.index(differs, True).as_py()
-    if position >= 0:
-        row = table.slice(position, 1).to_pylist()[0]
+    differs = np.flatnonzero(table["cluster_lo"] != table["cluster_hi"])
+    if differs.size:
+        first = row(table, int(differs[0]))
         raise EvaluationError(
-            f"{where}: item {row['item']!r} has cluster {row['cluster_lo']!r} on some rows and "
-            f"{row['cluster_hi']!r} on others; every row of an item must name the same --cluster-col value"
+            f"{where}: item {first['item']!r} has cluster {first['cluster_lo']!r} on some rows and "
+            f"{first['cluster_hi']!r} on others; every row of an item must name the same --cluster-col value"
         )
-    cluster = table["cluster_lo"]
-    return table.drop_columns(["cluster_lo", "cluster_hi"]).append_column("cluster", cluster)
+    out = {name: column for name, column in table.items() if name not in ("cluster_lo", "cluster_hi")}
+    out["cluster"] = table["cluster_lo"]
+    return out
 
 
 def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False) -> TallyResult:
@@ -362,10 +350,10 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
         the first invalid row (unless ``skip_invalid``).
     """
     roles = _roles(scan)
-    table = arrow_table(con, _count_sql(scan, roles, drop_bad=False))
-    rows_read = int(pc.sum(table["rows"]).as_py() or 0)
-    if not (pc.sum(table["invalid"]).as_py() or _grouped_invalid(table, roles)):
-        return TallyResult(check_one_cluster(table.drop_columns(["invalid"]), scan.label), rows_read, 0, None)
+    table = fetch(con, _count_sql(scan, roles, drop_bad=False))
+    rows_read = int(table["rows"].sum())
+    if not (table["invalid"].sum() or _grouped_invalid(table, roles)):
+        return TallyResult(check_one_cluster(_without_invalid(table), scan.label), rows_read, 0, None)
     count_sql = f"SELECT count_if({_any_bad(roles, grouped=True)}) FROM {scan.relation}"
     ((invalid,),) = con.sql(count_sql).fetchall()
     first_skipped = _first_bad_row(con, scan, roles)
@@ -374,22 +362,28 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
             f"{first_skipped} ({invalid} invalid row{'s' if invalid != 1 else ''} in all; "
             "--skip-invalid skips and counts them)"
         )
-    table = arrow_table(con, _count_sql(scan, roles, drop_bad=True))
+    table = fetch(con, _count_sql(scan, roles, drop_bad=True))
     return TallyResult(
-        check_one_cluster(table.drop_columns(["invalid"]), scan.label), rows_read, int(invalid), first_skipped
+        check_one_cluster(_without_invalid(table), scan.label), rows_read, int(invalid), first_skipped
     )
+
+
+def _without_invalid(table: Columns) -> Columns:
+    return {name: column for name, column in table.items() if name != "invalid"}
 
 
 @dataclass(frozen=True)
 class LongTable:
     """Trial rows built in Python (seed-003 results, inspect logs) ready for :func:`tally`.
 
-    ``where[i]`` describes row ``i`` (``"line 3 trial 1"``); ``rows_skipped``
-    counts input that could not even become a row (a malformed line) when
-    skipping was asked for, and ``first_skipped`` says where and why.
+    ``columns`` maps each column name to its values as text (``None`` for null; numbers and
+    booleans spelled as :func:`text_value` spells them), all of one length.  ``where[i]``
+    describes row ``i`` (``"line 3 trial 1"``); ``rows_skipped`` counts input that could not
+    even become a row (a malformed line) when skipping was asked for, and ``first_skipped``
+    says where and why.
     """
 
-    table: pa.Table
+    columns: Mapping[str, Sequence[str | None]]
     where: Sequence[str]
     rows_skipped: int = 0
     first_skipped: str | None = None
@@ -397,6 +391,10 @@ class LongTable:
     def locate(self, index: int) -> str:
         """Description of row ``index``."""
         return self.where[index]
+
+    def register(self, con: duckdb.DuckDBPyConnection) -> str:
+        """Make the rows queryable on ``con`` (every column ``VARCHAR``); return the view's name."""
+        return register(con, {name: strings(values) for name, values in self.columns.items()}, self.columns)
 
 
 def text_value(value: object) -> str | None:

@@ -20,7 +20,7 @@ are simply not there: the case has fewer trials.
 ...     [("line 1", {"eval_id": "c1", "verdict": "pass", "score": 1.0, "target": "m",
 ...                  "trials": [{"attempt": 0, "score": 1.0, "verdict": "pass"},
 ...                             {"attempt": 1, "score": 0.2, "verdict": "fail"}]})])
->>> table.table.column("verdict").to_pylist(), table.where
+>>> list(table.columns["verdict"]), table.where
 (['pass', 'fail'], ('line 1 trial 1', 'line 1 trial 2'))
 """
 
@@ -30,8 +30,6 @@ import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-import pyarrow as pa
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text
@@ -129,8 +127,7 @@ def case_result_table_from_cases(
                 if key not in ("case_id", "trial", *_TRIAL_FIELDS):
                     columns[key].append(text_value(extras.get(key)))
             where.append(f"{location} trial {position + 1}")
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skipped, first_skipped)
 
 
 def sniff(path: Path) -> bool:

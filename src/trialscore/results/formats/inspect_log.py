@@ -32,8 +32,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_bytes, head_text
 from trialscore.results.tally import LongTable, text_value
@@ -138,5 +136,4 @@ def inspect_log_table(path: Path) -> LongTable:
             )
     if not where:
         raise EvaluationError(f"{path}: the inspect_ai log has no samples")
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where))
+    return LongTable(columns, tuple(where))

@@ -35,8 +35,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text
 from trialscore.results.tally import LongTable, text_value
@@ -226,8 +224,7 @@ def lm_eval_table(files: list[Path], skip_invalid: bool = False) -> LongTable:
                 ):
                     columns[name].append(value)
                 where.append(location)
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skipped, first_skipped)
 
 
 def read(path: Path, sink: TrialSink) -> None:

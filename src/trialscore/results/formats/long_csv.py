@@ -41,8 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, overload
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_line, head_text
 from trialscore.results.sink import EngineError
@@ -65,8 +63,6 @@ _SEPARATORS = (",", "\t", ";", "|")
 _QUOTE = '"'
 #: Undecodable bytes, as ``errors="surrogateescape"`` keeps them.
 _NOT_UTF8 = re.compile("[\udc80-\udcff]")
-#: Rows of Python-read values turned into Arrow arrays at a time.
-_CHUNK = 65536
 
 
 def sniff(path: Path) -> bool:
@@ -322,8 +318,8 @@ def _table(
     """The good rows' used columns as text, named by line; how many rows were bad and the first of them."""
     used = sink.used_columns(header.names)
     positions = [header.names.index(name) for name in used]
-    chunks: list[list[pa.Array]] = [[] for _ in used]
     values: list[list[str | None]] = [[] for _ in used]
+    seen: dict[str, str] = {}  # one object per distinct cell text: a repeated id or outcome costs a pointer
     lines: array[int] = array("q")
     bad, first_bad = 0, None
     for row in rows:
@@ -334,18 +330,8 @@ def _table(
             continue
         assert row.cells is not None
         for slot, position in zip(values, positions, strict=True):
-            slot.append(row.cells[position] or None)
+            cell = row.cells[position]
+            slot.append(seen.setdefault(cell, cell) if cell else None)
         lines.append(row.start)
-        if len(lines) % _CHUNK == 0:
-            _flush(values, chunks)
-    _flush(values, chunks)
-    table = pa.table(
-        {name: pa.chunked_array(parts, pa.string()) for name, parts in zip(used, chunks, strict=True)}
-    )
+    table = dict(zip(used, values, strict=True))
     return LongTable(table, _LineNames(lines), bad, first_bad), bad, first_bad
-
-
-def _flush(values: list[list[str | None]], chunks: list[list[pa.Array]]) -> None:
-    for slot, parts in zip(values, chunks, strict=True):
-        parts.append(pa.array(slot, pa.string()))
-        slot.clear()

@@ -32,7 +32,7 @@ Every result object is one trial row:
 ...          "testCase": {"description": "t"}, "success": i != 1, "failureReason": [0, 1, 2][i]}
 ...         for i in range(3)]
 >>> table = promptfoo_table_from_results(rows, "r.json")
->>> table.table.column("passed").to_pylist(), table.table.column("trial").to_pylist()
+>>> list(table.columns["passed"]), list(table.columns["trial"])
 (['true', 'false', None], ['0', '1', '2'])
 """
 
@@ -42,8 +42,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pyarrow as pa
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text
@@ -213,8 +211,7 @@ def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongT
         del columns["prompt"]
     if not any(value is not None for value in columns["category"]):
         del columns["category"]
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where))
+    return LongTable(columns, tuple(where))
 
 
 def _document_results(document: object, path: Path) -> list[object]:

@@ -37,8 +37,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
 from trialscore.results.tally import LongTable, text_value
@@ -170,10 +168,5 @@ def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
         columns["termination_reason"].append(reason)
         where.append(f"{location} (task_id {case_id}, trial {trial})")
     rows = len(where)
-    table = pa.table(
-        {
-            **{name: pa.array(values, pa.string()) for name, values in columns.items()},
-            **{name: pa.array([value] * rows, pa.string()) for name, value in groups.items()},
-        }
-    )
+    table = {**columns, **{name: [value] * rows for name, value in groups.items()}}
     return LongTable(table, tuple(where), skipped, first_skipped)

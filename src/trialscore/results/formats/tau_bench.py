@@ -30,8 +30,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
 from trialscore.results.tally import LongTable, text_value
@@ -133,10 +131,5 @@ def tau_bench_table(path: Path, skip_invalid: bool = False) -> LongTable:
         columns["reward"].append(text_value(result.get("reward")))
         where.append(f"{location} (task_id {case_id}, trial {trial})")
     rows = len(where)
-    table = pa.table(
-        {
-            **{name: pa.array(values, pa.string()) for name, values in columns.items()},
-            **{name: pa.array([value] * rows, pa.string()) for name, value in fields.items()},
-        }
-    )
+    table = {**columns, **{name: [value] * rows for name, value in fields.items()}}
     return LongTable(table, tuple(where), skipped, first_skipped)
