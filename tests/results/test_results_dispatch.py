@@ -94,6 +94,8 @@ def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
         "lm-eval",
         "tau-bench",
         "tau2-bench",
+        "openai-evals",
+        "deepeval",
         "json-array",
         "jsonl",
         "csv",

@@ -13,7 +13,7 @@ header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
 ['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
- 'tau-bench', 'tau2-bench', 'json-array', 'jsonl', 'csv']
+ 'tau-bench', 'tau2-bench', 'openai-evals', 'deepeval', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -33,11 +33,13 @@ from typing import TYPE_CHECKING
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import (
     cases,
+    deepeval,
     inspect_log,
     json_array,
     jsonl,
     lm_eval,
     long_csv,
+    openai_evals,
     parquet,
     promptfoo,
     run_folder,
@@ -64,6 +66,8 @@ FORMATS: dict[str, Format] = {
     lm_eval.NAME: lm_eval,
     tau_bench.NAME: tau_bench,
     tau2_bench.NAME: tau2_bench,
+    openai_evals.NAME: openai_evals,
+    deepeval.NAME: deepeval,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+
+from trialscore.errors import EvaluationError
 
 __all__ = [
     "HEAD_BYTES",
@@ -13,6 +16,7 @@ __all__ = [
     "head_bytes",
     "head_text",
     "is_blank",
+    "json_lines",
     "nonblank_line_number",
 ]
 
@@ -91,3 +95,21 @@ def nonblank_line_number(path: Path, index: int) -> int:
                 if seen == index:
                     return number
     return -1
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, object]]:
+    """(line number, parsed value) of every non-blank line of a JSON Lines file.
+
+    Raises
+    ------
+    EvaluationError
+        For a line that is not JSON, naming the file and the line.
+    """
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield number, json.loads(line)
+            except ValueError as exc:
+                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc

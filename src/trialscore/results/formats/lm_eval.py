@@ -31,12 +31,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text
+from trialscore.results.formats._text import first_json_object, head_text, json_lines
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -144,17 +143,6 @@ def _config_metric(results: dict[str, Any] | None, task: str) -> str | None:
     return first if isinstance(first, str) and first else None
 
 
-def _lines(path: Path) -> Iterator[tuple[int, object]]:
-    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except ValueError as exc:
-                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
-
-
 def _outcome(sample: dict[str, Any], metric: str) -> tuple[str | None, str | None]:
     """(passed, score) text of the sample's value of ``metric``; (None, None) for an empty value."""
     if metric not in sample:
@@ -189,7 +177,7 @@ def lm_eval_table(files: list[Path], skip_invalid: bool = False) -> LongTable:
         for trial, (date, file, results) in enumerate(ordered):
             metric = _config_metric(results, task)
             first_filter: object = None
-            for number, sample in _lines(file):
+            for number, sample in json_lines(file):
                 location = f"{file} line {number}"
                 try:
                     if not isinstance(sample, dict):

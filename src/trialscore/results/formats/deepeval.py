@@ -1,0 +1,229 @@
+"""deepeval (``confident-ai/deepeval``) test runs: the ``TestRun`` JSON it saves per run.
+
+deepeval serialises its ``TestRun`` model (``model_dump(by_alias=True, exclude_none=True)``)
+to ``test_run_<YYYYMMDD_HHMMSS>.json`` in ``DEEPEVAL_RESULTS_FOLDER`` (or
+``DisplayConfig(results_folder=...)``) after every run, and to ``.deepeval/.latest_run_full.json``
+(``.deepeval/.latest_test_run.json`` holds it under ``testRunData``)::
+
+    {"testFile": "test_app.py",
+     "testCases": [{"name": "capital", "input": "...", "actualOutput": "...", "success": true,
+                    "metricsData": [{"name": "Correctness", "threshold": 0.5, "success": true,
+                                     "score": 1.0, "error": null, ...}], "order": 0, ...}],
+     "conversationalTestCases": [...], "hyperparameters": {"model": "gpt-4.1", ...}, ...}
+
+Each test case (``testCases`` and ``conversationalTestCases``) is one trial row:
+
+* ``case_id`` is the test case's ``name`` (else its ``input``); ``deepeval test run --repeat N``
+  (pytest-repeat) names the repeats ``test_x[1-N]`` ... ``test_x[N-N]``: in a run with a
+  ``testFile`` that suffix is dropped, so the repeats are trials of ``test_x``;
+* ``passed`` is ``success``; a metric with an ``error`` (deepeval keeps it with
+  ``ignore_errors``) makes the trial **errored**, as does a ``success`` of null (never
+  evaluated); flaky metrics (``flaky: true``) decide nothing in deepeval and are ignored here;
+* ``score`` is the metric's score when the test case has exactly one metric that counts;
+* ``target`` is ``hyperparameters.model``, else the run's ``identifier``, else the folder's
+  name (runs read from a folder) or the file's stem; ``category`` is ``metadata.category``;
+* ``trial`` is the order of appearance of the (target, item) pair: test cases by their ``order``
+  within a run, runs by file name (``test_run_<time>``: the order they ran).
+
+A folder is read as its ``test_run_*.json`` files, else as its ``.latest_run_full.json`` (a
+``.deepeval`` folder): the other files there hold the same run again.
+
+>>> base_name("test_flaky[2-3]"), base_name("test_x[golden0-1-3]"), base_name("capital")
+('test_flaky', 'test_x[golden0]', 'capital')
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import head_text
+from trialscore.results.tally import LongTable, text_value
+
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = ["MAPS", "NAME", "SUFFIXES", "SUMMARY", "base_name", "deepeval_table", "read", "run_files", "sniff"]
+
+NAME = "deepeval"
+SUMMARY = (
+    "deepeval test runs (test_run_<time>.json in DEEPEVAL_RESULTS_FOLDER, .deepeval/.latest_run_full.json), "
+    "or a folder of them"
+)
+MAPS = (
+    "item = test case name (else input; --repeat suffix [i-N] dropped), trial = order of the "
+    "(target, test case) pair over the runs in file-name order, outcome = success (a metric error = "
+    "errored), score = the one metric's score; group keys target (hyperparameters.model, else "
+    "identifier, else folder or file name), category (metadata.category)"
+)
+SUFFIXES = (".json",)
+
+#: How ``TestRun`` JSON starts (exclude_none drops a missing testFile), optionally under testRunData.
+_HEAD = re.compile(
+    r'^\s*\{\s*(?:"testRunData"\s*:\s*\{\s*)?"(?:testFile|testCases|conversationalTestCases)"\s*:'
+)
+#: pytest-repeat's parameter id ``<i>-<N>``, alone or after other parameters.
+_REPEAT = re.compile(r"^(?P<base>.+?)\[(?:(?P<params>.+)-)?(?P<i>\d+)-(?P<n>\d+)\]$")
+_LATEST = (".latest_run_full.json", ".latest_test_run.json")
+_SKIP_HINT = "(--skip-invalid skips and counts bad test cases)"
+_COLUMNS = ("case_id", "trial", "passed", "score", "target", "category")
+
+
+def base_name(name: str) -> str:
+    """A test case name without pytest-repeat's ``[i-N]`` (kept: any other parameters)."""
+    match = _REPEAT.match(name)
+    if match is None or not 1 <= int(match["i"]) <= int(match["n"]):
+        return name
+    return match["base"] + (f"[{match['params']}]" if match["params"] else "")
+
+
+def _is_run(path: Path) -> bool:
+    head = head_text(path, 256)
+    return head is not None and _HEAD.match(head) is not None
+
+
+def _natural(path: Path) -> list[object]:
+    """Sort key: ``test_run_<time>_2`` before ``test_run_<time>_10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", path.name)]
+
+
+def run_files(path: Path) -> list[Path]:
+    """The test runs of ``path``: the file itself; in a folder its ``test_run_*.json`` files, else its
+    ``.latest_run_full.json`` (else ``.latest_test_run.json``)."""
+    if not path.is_dir():
+        return [path]
+    try:
+        found = [file for file in path.glob("test_run_*.json") if file.is_file() and _is_run(file)]
+    except OSError:
+        return []
+    if found:
+        return sorted(found, key=_natural)
+    latest = [path / name for name in _LATEST if (path / name).is_file() and _is_run(path / name)]
+    return latest[:1]
+
+
+def sniff(path: Path) -> bool:
+    """A JSON object starting ``{"testFile"`` / ``{"testCases"`` (perhaps under ``"testRunData"``),
+    or a folder holding such ``test_run_*.json`` files or a ``.latest_run_full.json``."""
+    try:
+        if path.is_dir():
+            return bool(run_files(path))
+        return _is_run(path)
+    except OSError:
+        return False
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except ValueError as exc:
+        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    if isinstance(document, dict) and "testRunData" in document:
+        document = document["testRunData"]
+    if not isinstance(document, dict):
+        raise EvaluationError(f"{path}: a deepeval test run is a JSON object; got {document!r:.60}")
+    return document
+
+
+def _run_target(run: dict[str, Any], fallback: str) -> str:
+    hyperparameters = run.get("hyperparameters")
+    model = hyperparameters.get("model") if isinstance(hyperparameters, dict) else None
+    for value in (model, run.get("identifier")):
+        if isinstance(value, str) and value:
+            return value
+    return fallback
+
+
+def _cases(path: Path, run: dict[str, Any]) -> list[tuple[str, object]]:
+    """(where, test case) of the run's single-turn then conversational test cases, each list by
+    ``order``; ``where`` names the file and the case's position in its list."""
+    cases: list[tuple[str, object]] = []
+    for field, label in (("testCases", "test case"), ("conversationalTestCases", "conversational test case")):
+        listed = run.get(field, [])
+        if not isinstance(listed, list):
+            raise EvaluationError(f"{path}: field {field!r} must be a list of test cases; got {listed!r:.60}")
+        numbered = [(f"{path} {label} {index + 1}", case) for index, case in enumerate(listed)]
+        if all(isinstance(case, dict) and isinstance(case.get("order"), int) for case in listed):
+            numbered.sort(key=lambda pair: pair[1]["order"])
+        cases.extend(numbered)
+    return cases
+
+
+def _outcome(case: object, repeats: bool) -> tuple[str, str | None, str | None, str | None]:
+    """(item, passed, score, category) of one test case; passed is None for an errored trial."""
+    if not isinstance(case, dict):
+        raise EvaluationError(f"expected a test case object; got {case!r:.60}")
+    name = case.get("name") or case.get("input")
+    if not isinstance(name, str) or not name:
+        raise EvaluationError(
+            f"field 'name' must be the test case's name (or 'input' its input); got {name!r:.60}"
+        )
+    metrics = case.get("metricsData") or []
+    if not isinstance(metrics, list) or not all(isinstance(metric, dict) for metric in metrics):
+        raise EvaluationError(f"field 'metricsData' must be a list of metric objects; got {metrics!r:.60}")
+    counted = [metric for metric in metrics if metric.get("flaky") is not True]
+    success = case.get("success")
+    if success is not None and not isinstance(success, bool):
+        raise EvaluationError(f"field 'success' must be true, false or null; got {success!r:.60}")
+    errored = success is None or any(metric.get("error") for metric in counted)
+    score = counted[0].get("score") if len(counted) == 1 else None
+    in_unit = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    metadata = case.get("metadata")
+    category = metadata.get("category") if isinstance(metadata, dict) else None
+    return (
+        base_name(name) if repeats else name,
+        None if errored else ("true" if success else "false"),
+        text_value(score) if in_unit and not errored else None,
+        category if isinstance(category, str) and category else None,
+    )
+
+
+def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid: bool = False) -> LongTable:
+    """Trial rows of deepeval test runs, in the order given; ``fallback`` is the target of runs that
+    name no model or identifier (default: each file's stem)."""
+    columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
+    where: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    skipped = 0
+    first_skipped: str | None = None
+    for path in files:
+        run = _load(path)
+        target = _run_target(run, fallback or path.stem.lstrip(".") or path.name)
+        repeats = isinstance(run.get("testFile"), str)
+        for location, case in _cases(path, run):
+            try:
+                item, passed, score, category = _outcome(case, repeats)
+            except EvaluationError as exc:
+                message = f"{location}: {exc}"
+                if not skip_invalid:
+                    raise EvaluationError(f"{message} {_SKIP_HINT}") from exc
+                skipped += 1
+                first_skipped = first_skipped or message
+                continue
+            trial = seen.get((target, item), 0)
+            seen[(target, item)] = trial + 1
+            for name, value in zip(
+                _COLUMNS, (item, str(trial), passed, score, target, category), strict=True
+            ):
+                columns[name].append(value)
+            where.append(f"{location} ({item!r:.60}, {target})")
+    if not any(value is not None for value in columns["category"]):
+        del columns["category"]
+    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
+    return LongTable(table, tuple(where), skipped, first_skipped)
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every test case of the run (one file, or a folder of runs) to ``sink``."""
+    files = run_files(path)
+    if not files:
+        raise EvaluationError(
+            f"{path}: the folder holds no deepeval test_run_*.json or .latest_run_full.json"
+        )
+    fallback = (path.name.lstrip(".") or path.name) if path.is_dir() else None
+    sink.scan_table(str(path), deepeval_table(files, fallback, sink.skip_invalid))
