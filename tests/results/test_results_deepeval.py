@@ -110,7 +110,7 @@ def test_runs_are_trials_in_file_name_order(tmp_path: Path) -> None:
     from trialscore.results.formats.deepeval import deepeval_table, run_files
 
     assert [path.name for path in run_files(tmp_path)] == names
-    rows = deepeval_table(run_files(tmp_path)).table.to_pylist()
+    rows = _rows(deepeval_table(run_files(tmp_path)).columns)
     arithmetic = [(row["trial"], row["passed"]) for row in rows if row["case_id"] == "arithmetic"]
     assert arithmetic == [("0", "true"), ("1", None), ("2", "true")]
 
@@ -145,3 +145,8 @@ def test_other_formats_are_not_taken_for_deepeval(tmp_path: Path) -> None:
     for earlier in order[: order.index("deepeval")]:
         for path in (FILES[0], RUNS, REPEAT):
             assert not FORMATS[earlier].sniff(path), (earlier, path)
+
+
+def _rows(columns):
+    """The table's rows as dicts (column name -> text)."""
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]

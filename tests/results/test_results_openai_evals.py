@@ -79,7 +79,7 @@ def test_runs_are_trials_in_the_order_they_were_created(tmp_path: Path) -> None:
     assert {key[0] for key in _by_item(counts)} == set(run_ids)
     from trialscore.results.formats.openai_evals import openai_evals_table
 
-    table = openai_evals_table(sorted(tmp_path.iterdir())).table.to_pylist()
+    table = _rows(openai_evals_table(sorted(tmp_path.iterdir())).columns)
     trial_of_run = {row["run_id"]: row["trial"] for row in table}
     assert [trial_of_run[run_id] for run_id in run_ids] == ["0", "1", "2"]
 
@@ -144,3 +144,8 @@ def test_other_formats_are_not_taken_for_evals_logs(tmp_path: Path) -> None:
     order = list(FORMATS)
     for earlier in order[: order.index("openai-evals")]:
         assert not FORMATS[earlier].sniff(TOY_A[0]) and not FORMATS[earlier].sniff(LOGS), earlier
+
+
+def _rows(columns):
+    """The table's rows as dicts (column name -> text)."""
+    return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]

@@ -39,8 +39,6 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
 from trialscore.results.tally import LongTable, text_value
@@ -214,8 +212,7 @@ def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid:
             where.append(f"{location} ({item!r:.60}, {target})")
     if not any(value is not None for value in columns["category"]):
         del columns["category"]
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skipped, first_skipped)
 
 
 def read(path: Path, sink: TrialSink) -> None:

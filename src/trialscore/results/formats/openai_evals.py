@@ -38,8 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text, json_lines
 from trialscore.results.tally import LongTable
@@ -234,8 +232,7 @@ def openai_evals_table(files: list[Path], skip_invalid: bool = False) -> LongTab
                 for name, value in zip(_COLUMNS, values, strict=True):
                     columns[name].append(value)
                 where.append(f"{run.path} line {sample.line} (sample {sample_id})")
-    table = pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skipped, first_skipped)
 
 
 def read(path: Path, sink: TrialSink) -> None:
