@@ -115,7 +115,7 @@ def test_unknown_content_and_folders_of_nothing_are_named(tmp_path):
         read_counts([document])
     (tmp_path / "empty-folder").mkdir()
     with pytest.raises(
-        EvaluationError, match=r"empty-folder: a folder is read as a run folder .* holds neither"
+        EvaluationError, match=r"empty-folder: no format recognises this folder .*trialscore formats"
     ):
         read_counts([tmp_path / "empty-folder"])
     with pytest.raises(EvaluationError, match=r"absent: no such file or folder"):

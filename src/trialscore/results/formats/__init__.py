@@ -116,8 +116,8 @@ def detect_format(path: Path) -> Format:
             return fmt
     if path.is_dir():
         raise EvaluationError(
-            f"{path}: a folder is read as a run folder (with {run_folder.TRIALS}, as `trialscore run --out` "
-            "writes it) or as a folder of inspect_ai logs (.eval, .json); this one holds neither"
+            f"{path}: no format recognises this folder (a runner output folder with {run_folder.TRIALS}, "
+            "or another tool's output folder: `trialscore formats` lists them); name a file in it instead"
         )
     suffix = path.suffix.lower()
     known = suffix in _known_suffixes()
