@@ -190,11 +190,11 @@ def _summary_sections(report: RunReport, summary: dict[str, Any], verdict: RunVe
     return sections
 
 
-def step_summary(sections: Sequence[Section]) -> None:
-    """Append ``sections`` as Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set (data HTML-escaped)."""
+def step_summary(report: Report) -> None:
+    """Append ``report`` as Markdown to ``$GITHUB_STEP_SUMMARY`` when it is set (data HTML-escaped)."""
     from trialscore.ci.github import append_step_summary
 
-    append_step_summary(markdown(Report({}, sections), html_safe=True))
+    append_step_summary(markdown(report, html_safe=True))
 
 
 def _annotations(report: RunReport, verdict: RunVerdict) -> list[str]:
@@ -255,7 +255,7 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
                 f"--junit {str(checks.junit)!r}: cannot write: {exc.strerror or exc}"
             ) from exc
         errors.print(Text(f"JUnit XML: {checks.junit}"), highlight=False)
-    step_summary(_summary_sections(report, summary, verdict))
+    step_summary(Report({}, _summary_sections(report, summary, verdict)))
     if checks.annotations:
         for line in _annotations(report, verdict):
             typer.echo(line)

@@ -26,6 +26,7 @@ from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import GroupCounts, ItemCounts
+    from trialscore.results.readers import RecordSource
 
 __all__ = [
     "JSON_VERSION",
@@ -249,7 +250,7 @@ def _warn_skipped(counts: ItemCounts) -> None:
         )
 
 
-def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:
+def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:
     """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about.
 
     An input that is not an existing path is read from the run store (``--store``) when it

@@ -31,7 +31,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, TrialStore, open_history
 
-__all__ = ["read_run", "resolve_inputs"]
+__all__ = ["dated_runs", "read_run", "resolve_inputs"]
 
 
 def _not_found(name: str, store: Path, known: Sequence[str]) -> EvaluationError:
@@ -57,14 +57,36 @@ def read_run(store: TrialStore, name: str) -> RecordSource:
     return RecordSource(f"run {run_id}", records)
 
 
-def resolve_inputs(paths: Sequence[Path], store: Path | None = None) -> list[Path | RecordSource]:
+def dated_runs(store: Path | None, names: Sequence[str] | None = None) -> list[tuple[str, RecordSource]]:
+    """``(created_at, trials)`` of the runs ``names`` means, or of every stored run (oldest first).
+
+    Runs with no trial yet are left out of the whole history (they have nothing to track).
+    """
+    where = DEFAULT_STORE if store is None else store
+    out = []
+    with open_history(where) as opened:
+        if names is None:
+            wanted = [run_id for run_id in opened.run_ids() if opened.count(run_id)]
+            if not wanted:
+                raise EvaluationError(f"store {str(where)!r} holds no run with trials yet")
+        else:
+            wanted = [name for name in names]
+        for name in wanted:
+            source = read_run(opened, name)
+            out.append((opened.run(source.label.removeprefix("run ")).created_at, source))
+    return out
+
+
+def resolve_inputs(
+    paths: Sequence[Path | RecordSource], store: Path | None = None
+) -> list[Path | RecordSource]:
     """Each input as given when it exists on disk, else as the stored run it names.
 
     ``store`` defaults to :data:`~trialscore.runner.store.DEFAULT_STORE`; it is opened only
     when some input is not a path, and never created.
     """
     where = DEFAULT_STORE if store is None else store
-    missing = [path for path in paths if not path.exists()]
+    missing = [path for path in paths if isinstance(path, Path) and not path.exists()]
     if not missing:
         return list(paths)
     if not where.is_file():
@@ -76,5 +98,6 @@ def resolve_inputs(paths: Sequence[Path], store: Path | None = None) -> list[Pat
     out: list[Path | RecordSource] = []
     with open_history(where) as opened:
         for path in paths:
-            out.append(path if path.exists() else read_run(opened, str(path)))
+            stored = isinstance(path, Path) and not path.exists()
+            out.append(read_run(opened, str(path)) if stored else path)
     return out
