@@ -26,6 +26,7 @@ from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import GroupCounts, ItemCounts
+    from trialscore.results.readers import RecordSource
 
 __all__ = [
     "JSON_VERSION",
@@ -138,6 +139,14 @@ class ReadOptions:
             help="Column naming each item's cluster (e.g. a shared passage): clustered SE, t with G-1 df.",
         ),
     ] = None
+    store: Annotated[
+        Path | None,
+        typer.Option(
+            "--store",
+            help="Run store read for inputs that are run ids ('latest', 'latest~1', or an id from "
+            "'trialscore runs').  [default: .trialscore/store.sqlite]",
+        ),
+    ] = None
 
 
 R = TypeVar("R")
@@ -241,10 +250,15 @@ def _warn_skipped(counts: ItemCounts) -> None:
         )
 
 
-def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:
-    """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about."""
+def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:
+    """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about.
+
+    An input that is not an existing path is read from the run store (``--store``) when it
+    names a run there (a run id, ``latest``, ``latest~N``): see :mod:`trialscore.runner.history`.
+    """
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import read_counts as read
+    from trialscore.runner.history import resolve_inputs
 
     columns = ColumnMap(
         item=options.item_col,
@@ -256,7 +270,7 @@ def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) 
         cluster=options.cluster_col,
     )
     counts = read(
-        files,
+        resolve_inputs(files, options.store),
         by=by,
         columns=columns,
         skip_invalid=options.skip_invalid,

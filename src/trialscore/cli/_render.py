@@ -8,6 +8,7 @@ only.  Everything shown is data: it is never read as Rich markup.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -22,7 +23,7 @@ from trialscore.cli._app import console
 from trialscore.cli._options import OutputFormat
 from trialscore.terminal import fitted_table
 
-__all__ = ["Report", "Section", "cell", "render"]
+__all__ = ["Report", "Section", "cell", "markdown", "render"]
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,28 @@ def _markdown(report: Report) -> str:
             parts.append("\n".join(f"- {note}" for note in section.notes) + "\n")
     parts.extend(report.footer)
     return "\n".join(parts)
+
+
+def _safe(value: object) -> object:
+    return html.escape(value, quote=False) if isinstance(value, str) else value
+
+
+def markdown(report: Report, *, html_safe: bool = False) -> str:
+    """``report`` as Markdown; ``html_safe`` escapes ``&``, ``<`` and ``>`` in every text, for
+    renderers that also read HTML (GitHub's step summary), so data never becomes markup."""
+    if not html_safe:
+        return _markdown(report)
+    sections = [
+        Section(
+            [str(_safe(name)) for name in section.header],
+            [[_safe(value) for value in row] for row in section.rows],
+            str(_safe(section.title)),
+            str(_safe(section.lead)),
+            [str(_safe(note)) for note in section.notes],
+        )
+        for section in report.sections
+    ]
+    return _markdown(Report(report.payload, sections, [str(_safe(line)) for line in report.footer]))
 
 
 def _table(report: Report) -> None:

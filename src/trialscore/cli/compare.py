@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from trialscore.cli._app import EXIT_GATE_FAILED, app, errors
+from trialscore.cli._gates import step_summary
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -206,7 +207,10 @@ def compare(
     if fail_on is GateOption.regression:
         footer.append(f"gate: {'FAILED (significant regression)' if failed else 'passed'}")
     section = Section(header, rows, title=f"trialscore compare: {verdicts}", notes=notes)
-    render(Report(payload, [section], footer=footer), output)
+    report = Report(payload, [section], footer=footer)
+    render(report, output)
+    with bad_input():
+        step_summary(report)
     if failed:
         errors.print("gate failed: significant regression", markup=False, highlight=False)
         raise typer.Exit(EXIT_GATE_FAILED)

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from trialscore.cli._app import (
     EXIT_BAD_INPUT,
+    EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NOTHING_GRADED,
     EXIT_STORE_FAILED,
@@ -21,6 +22,8 @@ from trialscore.cli._app import (
     console,
     errors,
 )
+from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judge_run
+from trialscore.cli.compare import GateOption
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.examples import demo_suite_path
 
@@ -63,15 +66,64 @@ def run(
         bool, typer.Option("--demo", help="Run the bundled demo suite against the simulated agent.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show the live progress bar.")] = True,
+    fail_under: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fail-under",
+            metavar="METRIC=BAR",
+            help="Gate: exit 1 when a target's metric is below BAR, e.g. pass@1=0.8, pass^3=0.5, avg=0.7 "
+            "(any metric at any k; repeat for several; judged by --gate-rule).",
+            show_default=False,
+        ),
+    ] = None,
+    gate_rule: Annotated[
+        str,
+        typer.Option(
+            "--gate-rule",
+            help="How --fail-under judges: 'point' (the estimate >= BAR) or 'confident' (the lower end of "
+            "its 95% interval >= BAR).",
+        ),
+    ] = "point",
+    max_error_rate: Annotated[
+        float | None,
+        typer.Option(
+            "--max-error-rate", help="Gate: exit 1 when a target's share of errored trials is above this."
+        ),
+    ] = None,
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            "--baseline",
+            metavar="RUN",
+            help="Compare with this run at the end (a run id, latest, latest~N, or a results path): pass@1 "
+            "paired per case, as 'trialscore compare'.",
+        ),
+    ] = None,
+    fail_on: Annotated[
+        GateOption,
+        typer.Option("--fail-on", help="'regression': exit 1 on a significant regression vs --baseline."),
+    ] = GateOption.none,
+    junit: Annotated[
+        Path | None,
+        typer.Option("--junit", metavar="PATH", help="Write JUnit XML (a testcase per case and target)."),
+    ] = None,
+    annotations: Annotated[
+        AnnotationsOption,
+        typer.Option("--annotations", help="'github': print ::error lines for failed and regressed cases."),
+    ] = AnnotationsOption.none,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
     Example: trialscore run suite.yaml --trials 10 --concurrency 16 --out results/
 
-    Exit status: 0 the run completed (some trials may have errored: see the errors it prints);
-    2 bad input (the suite, an option, an unknown run id, an unset API key variable);
-    3 the run completed but every trial errored, so no trial could be graded;
-    74 the run store cannot be written or read; 130 interrupted (resume it).
+    Gates: trialscore run suite.yaml --fail-under pass@1=0.8 --max-error-rate 0.05 --baseline latest
+    --fail-on regression --junit junit.xml --annotations github
+
+    Exit status: 0 the run completed and every gate passed (some trials may have errored: see the
+    errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
+    API key variable); 3 the run could not judge: every trial errored, or the cost limit stopped it
+    before any trial was scored; 74 the run store cannot be written or read; 130 interrupted (resume it).
+    When GITHUB_STEP_SUMMARY is set, a Markdown summary is appended to that file.
     """
     from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
@@ -81,6 +133,16 @@ def run(
 
     try:
         selected = tuple(target) if target else None
+        checks = RunChecks.prepare(
+            fail_under or [],
+            gate_rule,
+            max_error_rate,
+            baseline,
+            fail_on is GateOption.regression,
+            junit,
+            annotations,
+            store,
+        )
         if resume is not None and suite is None and not demo:
             loaded = stored_suite(resume, store or DEFAULT_STORE, selected)
         else:
@@ -103,20 +165,22 @@ def run(
                 soft_wrap=True,
             )
             raise typer.Exit(EXIT_INTERRUPTED)
-        files = write_outputs(report)
+        verdict = judge_run(report, checks)
+        files = write_outputs(report, extra={"gates": verdict.to_dict()} if checks.gated else None)
+        summary = build_summary(report)
+        print_run(report, summary, console)
+        console.print(
+            f"run {report.run_id}: {report.ran_now} trials run now, {report.committed} stored, "
+            f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
+            soft_wrap=True,
+        )
+        finish_run(report, summary, verdict, checks)
     except StoreError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_STORE_FAILED) from exc
     except EvaluationError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
-    summary = build_summary(report)
-    print_run(report, summary, console)
-    console.print(
-        f"run {report.run_id}: {report.ran_now} trials run now, {report.committed} stored, "
-        f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
-        soft_wrap=True,
-    )
     if summary["errors"]["all_errored"]:
         errors.print(
             f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "
@@ -125,3 +189,15 @@ def run(
             soft_wrap=True,
         )
         raise typer.Exit(EXIT_NOTHING_GRADED)
+    if not verdict.judged:
+        errors.print(
+            f"[red]error:[/red] run {report.run_id} could not judge: no trial was scored (the cost limit "
+            f"stopped it first; exit status {EXIT_NOTHING_GRADED})",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_NOTHING_GRADED)
+    if verdict.failed:
+        failed = [f"{g.metric} of {g.target}" for g in verdict.gates if not g.passed]
+        errors.print(f"gate failed: {', '.join(failed)}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_GATE_FAILED)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from trialscore.cli._app import app
+from trialscore.cli._gates import step_summary
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -168,3 +169,5 @@ def score(
         flat=_flat(cards, groups_by, stats),
     )
     render(report, output)
+    with bad_input():
+        step_summary(report)

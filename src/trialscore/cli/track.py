@@ -25,15 +25,42 @@ from trialscore.cli._render import Report, Section, render
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
+    from trialscore.compat.tracking import CategorySnapshot
     from trialscore.core.bank import Bank
+    from trialscore.results.readers import RecordSource
 
 __all__ = ["track"]
 
 
-def _run_dates(files: Sequence[Path], dates: str | None) -> list[date]:
-    """One date per run file: ``--dates`` in file order, else each file's modification date."""
+def _inputs(files: Sequence[Path], store: Path | None) -> list[tuple[date | None, Path | RecordSource]]:
+    """Each run to track with its date: a file (dated later), or a stored run (dated by its creation).
+
+    No files: every run of the store, oldest first.
+    """
+    from trialscore.runner.history import dated_runs
+
+    if not files:
+        return [(date.fromisoformat(when[:10]), source) for when, source in dated_runs(store)]
+    stored = {str(path) for path in files if not path.exists()}
+    found = dict(zip(sorted(stored), dated_runs(store, sorted(stored)), strict=True)) if stored else {}
+    out: list[tuple[date | None, Path | RecordSource]] = []
+    for path in files:
+        if str(path) in found:
+            when, source = found[str(path)]
+            out.append((date.fromisoformat(when[:10]), source))
+        else:
+            out.append((None, path))
+    return out
+
+
+def _run_dates(inputs: Sequence[tuple[date | None, Path | RecordSource]], dates: str | None) -> list[date]:
+    """One date per run: ``--dates`` in order, else a stored run's creation date or a file's mtime."""
     if dates is None:
-        return [datetime.fromtimestamp(path.stat().st_mtime).date() for path in files]
+        return [
+            when if when is not None else datetime.fromtimestamp(source.stat().st_mtime).date()  # type: ignore[union-attr]
+            for when, source in inputs
+        ]
+    files = inputs
     given = split(dates)
     if len(given) != len(files):
         raise EvaluationError(
@@ -48,13 +75,27 @@ def _run_dates(files: Sequence[Path], dates: str | None) -> list[date]:
     return out
 
 
+def _evidence(snapshot: CategorySnapshot) -> list[float | None]:
+    """Slope per run and its p (three or more runs), the change at the latest run and its p."""
+    if snapshot.history is not None:
+        h = snapshot.history
+        return [h.slope, h.slope_p, h.change, h.change_p]
+    if snapshot.comparison is not None:
+        return [None, None, snapshot.comparison.delta, snapshot.comparison.p_value]
+    return [None] * 4
+
+
 @app.command()
 @reading_options(clusters=False)
 def track(
     files: Annotated[
-        list[Path],
-        typer.Argument(help="One trial file (or run folder) per run, e.g. last week's and today's."),
-    ],
+        list[Path] | None,
+        typer.Argument(
+            help="One trial file, run folder or stored run id per run, oldest first; none: every run of "
+            "the store (--store), dated by when each run started.",
+            show_default=False,
+        ),
+    ] = None,
     by: Annotated[str, typer.Option("--by", help="Group column of the task category.")] = "category",
     dates: Annotated[
         str | None,
@@ -67,17 +108,22 @@ def track(
 ) -> None:
     """Track pass@k per task category over runs: each category's trend and what to do about it.
 
-    The latest run of each category is compared with the run before it on pass@1 per item (paired on
-    shared case ids): improving or declining only when the change is significant at --alpha.
+    With two runs, the latest is compared with the one before it on pass@1 per item (paired on shared
+    case ids).  With three or more, every run counts: a test of the trend of pass@1 across the runs and
+    a test of a change at the latest run, each at --alpha/2, so a category with no trend is flagged with
+    probability at most --alpha.
+
+    Example: trialscore track --store .trialscore/store.sqlite  (every stored run)
 
     Example: trialscore track week1.jsonl week2.jsonl --by category --dates 2024-01-08,2024-01-15
     """
     with bad_input():
         from trialscore.compat.tracking import track_category, trend_advice
 
+        inputs = _inputs(files or [], read.store)
         history: dict[str, list[tuple[date, Bank]]] = {}
-        for path, when in zip(files, _run_dates(files, dates), strict=True):
-            for group in read_counts([path], split(by), read).groups():
+        for (_, source), when in zip(inputs, _run_dates(inputs, dates), strict=True):
+            for group in read_counts([source], split(by), read).groups():
                 name = ", ".join("—" if value is None else str(value) for _, value in group.key) or "all"
                 history.setdefault(name, []).append((when, group.bank()))
         ks = parse_ks(k) or [1]
@@ -91,20 +137,19 @@ def track(
             for snapshot, note in zip(snapshots, advice, strict=True)
         ],
     }
-    header = ["task_category", *(f"pass@{value}" for value in ks), "samples", "trend", "delta", "p"]
-    header.append("last_updated")
+    header = ["task_category", *(f"pass@{value}" for value in ks), "samples", "trend"]
+    header += ["slope/run", "p_slope", "change", "p_change", "last_updated"]
     rows = [
         [
             snapshot.task_category,
             *(snapshot.pass_at_k[value] for value in ks),
             snapshot.samples,
             snapshot.trend,
-            None if snapshot.comparison is None else snapshot.comparison.delta,
-            None if snapshot.comparison is None else snapshot.comparison.p_value,
+            *_evidence(snapshot),
             snapshot.last_updated.isoformat(),
         ]
         for snapshot in snapshots
     ]
-    title = f"pass@k per {by} over {len(files)} run(s)"
+    title = f"pass@k per {by} over {len(inputs)} run(s)"
     section = Section(header, rows, title=title, notes=[note.message for note in advice])
     render(Report(payload, [section]), output)

@@ -10,11 +10,14 @@ Seed 002 asks to track pass@k *per task category*, not globally, as records like
 and to act on the trend: pass@1 declining means prompts degraded or tasks got
 harder; improving means skills or context engineering are working.
 :func:`track_category` builds that record from a category's dated runs.  The
-trend is not a raw difference of two numbers: the latest run is compared with
-the one before it by :func:`trialscore.stats.compare_paired` (when both runs
-name their items and share at least two, on the items they share) or
-:func:`trialscore.stats.compare_unpaired` (Welch), on pass@1 per item, and only
-a significant change at ``alpha`` counts:
+trend is not a raw difference of two numbers.  With two runs, the latest is
+compared with the one before it by :func:`trialscore.stats.compare_paired` (when
+both runs name their items and share at least two, on the items they share) or
+:func:`trialscore.stats.compare_unpaired` (Welch), on pass@1 per item.  With
+three or more, every run counts: :func:`trialscore.stats.trend.history_trend`
+tests the slope of pass@1 across all runs and the change at the latest run
+against the earlier ones, each at ``alpha / 2``, so a category with no trend is
+flagged with probability at most ``alpha``.  Only a significant result counts:
 
 ========================  ==================================================
 trend                     rule
@@ -41,6 +44,7 @@ from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import pass_at_k
 from trialscore.errors import EvaluationError
 from trialscore.stats.compare import Comparison, Run, compare_paired, compare_unpaired
+from trialscore.stats.trend import HistoryTrend, history_trend
 
 __all__ = ["CategorySnapshot", "track_category", "trend_advice"]
 
@@ -58,7 +62,8 @@ class CategorySnapshot:
 
     ``pass_at_k`` maps each ``k`` to pass@k of the latest run; ``samples`` is
     its number of items (tasks) and ``trials`` its number of graded trials;
-    ``comparison`` is the test behind ``trend`` (None for a new category).
+    ``comparison`` is the test behind ``trend`` with two runs, ``history`` the trend and change
+    tests behind it with three or more (None for a new category).
     """
 
     task_category: str
@@ -69,6 +74,7 @@ class CategorySnapshot:
     last_updated: date
     comparison: Comparison | None = None
     rule: str = field(default="")
+    history: HistoryTrend | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "pass_at_k", MappingProxyType(dict(self.pass_at_k)))
@@ -92,6 +98,7 @@ class CategorySnapshot:
                 "last_updated": plain(self.last_updated),
                 "trend_rule": self.rule,
                 "comparison": plain(self.comparison),
+                "trend_test": plain(self.history),
             }
         )
         return out
@@ -163,8 +170,14 @@ def track_category(
     bank = _bank(latest, f"history[{latest_index}] run")
     values = {int(k): pass_at_k(bank, k) for k in ks}
     comparison = None
+    across = None
     trend, rule = "new", "a single run: no earlier run to compare with"
-    if len(dated) > 1:
+    if len(dated) > 2:
+        banks = [_bank(run, f"history[{index}] run") for _, index, run in dated]
+        named = [_item_order(run, bank) for (_, _, run), bank in zip(dated, banks, strict=True)]
+        across = history_trend(banks, None if None in named else named, alpha=alpha)
+        trend, rule = across.verdict, across.rule
+    elif len(dated) > 1:
         _, previous_index, previous = dated[-2]
         earlier = _bank(previous, f"history[{previous_index}] run")
         ids_before, ids_now = _ids(previous, earlier), _ids(latest, bank)
@@ -190,7 +203,15 @@ def track_category(
         last_updated=when,
         comparison=comparison,
         rule=rule,
+        history=across,
     )
+
+
+def _item_order(run: Run, bank: Bank) -> list[object] | None:
+    """The item ids of a named run in its bank's item order; None for an unnamed run."""
+    if isinstance(run, Mapping):
+        return list(run.keys())
+    return None if bank.ids is None else bank.ids.tolist()
 
 
 def trend_advice(snapshot: CategorySnapshot) -> Advice:
@@ -203,6 +224,8 @@ def trend_advice(snapshot: CategorySnapshot) -> Advice:
     """
     name = snapshot.task_category
     comparison = snapshot.comparison
+    if snapshot.history is not None:
+        return _history_advice(snapshot, snapshot.history)
     if comparison is None:
         if snapshot.trend == "new":
             message = f"{name!r} has a single run: track it over time to see a trend."
@@ -228,4 +251,31 @@ def trend_advice(snapshot: CategorySnapshot) -> Advice:
         message = f"pass@1 of {name!r} is improving {change}: skills or context engineering are working."
         return Advice("pass_at_1_improving", "info", message, numbers, snapshot.rule)
     message = f"pass@1 of {name!r} is stable {change}: no change beyond noise between the last two runs."
+    return Advice("pass_at_1_stable", "info", message, numbers, snapshot.rule)
+
+
+def _history_advice(snapshot: CategorySnapshot, history: HistoryTrend) -> Advice:
+    """Seed 002's insight from the trend across three or more runs."""
+    name = snapshot.task_category
+    numbers = {
+        "slope_per_run": history.slope,
+        "slope_p_value": history.slope_p,
+        "change_at_latest": history.change,
+        "change_p_value": history.change_p,
+        "runs": history.runs,
+    }
+    evidence = (
+        f"(over {history.runs} runs: slope {history.slope:+.3f} per run, p={history.slope_p:.2g}; latest vs "
+        f"earlier {history.change:+.3f}, p={history.change_p:.2g})"
+    )
+    if history.verdict == "declining":
+        message = (
+            f"pass@1 of {name!r} is declining {evidence}: check whether prompts degraded or task complexity "
+            "increased."
+        )
+        return Advice("pass_at_1_declining", "warning", message, numbers, snapshot.rule)
+    if history.verdict == "improving":
+        message = f"pass@1 of {name!r} is improving {evidence}: skills or context engineering are working."
+        return Advice("pass_at_1_improving", "info", message, numbers, snapshot.rule)
+    message = f"pass@1 of {name!r} is stable {evidence}: no trend or change beyond noise."
     return Advice("pass_at_1_stable", "info", message, numbers, snapshot.rule)

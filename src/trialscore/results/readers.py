@@ -38,6 +38,7 @@ counted once each.  An input with no trials is an error.  The group key
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,13 +52,39 @@ from trialscore.results.tally import LongTable, text_value
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
 
-__all__ = ["FILE_KEY", "count_records", "read_counts"]
+__all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts"]
 
 _RECORD_GROUPS = ("run_id", "suite", "target", "category")
+#: TrialRecord fields that are not one value per trial, left out of a record source's rows.
+_NESTED = frozenset({"grader_results", "tokens", "output"})
+
+
+@dataclass(frozen=True)
+class RecordSource:
+    """Trial records standing for one input (a run read from the store), named ``label``.
+
+    They are read as the runner's ``trials.jsonl`` would be: every scalar field of
+    :class:`~trialscore.results.records.TrialRecord` is a column, found by the same
+    column roles and options; ``label`` is the ``file`` group key and names the rows
+    in errors (``run 20250101-120000-a1b2c3 case q1 trial 0``).
+    """
+
+    label: str
+    records: Sequence[TrialRecord]
+
+    def table(self) -> LongTable:
+        """The records as long trial rows (text columns, as the JSON Lines reader makes them)."""
+        rows = [record.model_dump(mode="json", exclude=set(_NESTED)) for record in self.records]
+        names = list(dict.fromkeys(name for row in rows for name in row))
+        table = pa.table(
+            {name: pa.array([text_value(row.get(name)) for row in rows], pa.string()) for name in names}
+        )
+        where = tuple(f"{self.label} case {r.case_id} trial {r.trial}" for r in self.records)
+        return LongTable(table, where)
 
 
 def read_counts(
-    paths: Iterable[str | Path],
+    paths: Iterable[str | Path | RecordSource],
     by: Sequence[str] = (),
     columns: ColumnMap | None = None,
     skip_invalid: bool = False,
@@ -69,7 +96,8 @@ def read_counts(
 
     Parameters
     ----------
-    paths : files or folders to read (their trials are pooled per (group, item))
+    paths : files or folders to read (their trials are pooled per (group, item)), or
+        :class:`RecordSource` values (a stored run's records)
     by : group columns, e.g. ``("target", "category")``; ``"file"`` groups by file
     columns : which column holds the item, trial, outcome (see :mod:`trialscore.results.columns`)
     skip_invalid : skip and count invalid rows instead of raising
@@ -86,7 +114,12 @@ def read_counts(
     policy = check_error_policy(errors)
     with TrialSink(by, columns, skip_invalid) as sink:
         for path in paths:
-            read_input(Path(path), sink, input_format)
+            if isinstance(path, RecordSource):
+                if not path.records:
+                    raise EvaluationError(f"{path.label}: holds no trials")
+                sink.scan_table(path.label, path.table())
+            else:
+                read_input(Path(path), sink, input_format)
         return sink.counts(policy, allow_repeated_trials)
 
 

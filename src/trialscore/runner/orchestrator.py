@@ -45,7 +45,7 @@ from trialscore.runner.progress import RunCounters, RunProgress
 from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
-from trialscore.runner.store import RunInfo, StoreError, TrialRow, TrialStore
+from trialscore.runner.store import DEFAULT_STORE, RunInfo, StoreError, TrialRow, TrialStore
 from trialscore.runner.strategies import CaseResult, aggregate
 from trialscore.runner.suite import (
     MAX_CONCURRENCY,
@@ -59,9 +59,6 @@ from trialscore.runner.suite import (
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
 __all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite", "stored_suite"]
-
-#: Where runs are stored when no store is named (relative to the working directory).
-DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
 
 
 def new_run_id() -> str:

@@ -6,9 +6,10 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from trialscore._record import Record
 from trialscore.errors import EvaluationError
@@ -51,8 +52,12 @@ def _write_atomic(path: Path, parts: Iterable[str]) -> None:
         raise
 
 
-def write_outputs(report: RunReport, out_dir: Path | None = None) -> RunFiles:
+def write_outputs(
+    report: RunReport, out_dir: Path | None = None, extra: Mapping[str, Any] | None = None
+) -> RunFiles:
     """Write a completed run's files to ``out_dir`` (default: the run's own ``out_dir``).
+
+    ``extra`` adds keys to ``summary.json`` (the gates of ``trialscore run``).
 
     ``trials.jsonl`` holds one :class:`~trialscore.results.records.TrialRecord` a
     line and ``cases.jsonl`` one seed-003 case record a line, both in suite order
@@ -82,7 +87,8 @@ def write_outputs(report: RunReport, out_dir: Path | None = None) -> RunFiles:
         directory.mkdir(parents=True, exist_ok=True)
         _write_atomic(files.trials, (record.to_json_line() + "\n" for record in records))
         _write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases))
-        _write_atomic(files.summary, [json.dumps(build_summary(report), indent=2) + "\n"])
+        summary = {**build_summary(report), **(extra or {})}
+        _write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"])
     except OSError as exc:
         raise EvaluationError(f"out_dir {str(directory)!r}: cannot write the run's files: {exc}") from exc
     return files

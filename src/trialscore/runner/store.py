@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import re
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,7 +34,21 @@ from trialscore._record import Record
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
 
-__all__ = ["RunInfo", "StoreError", "TrialRow", "TrialStore"]
+__all__ = [
+    "DEFAULT_STORE",
+    "RunInfo",
+    "RunSummary",
+    "StoreError",
+    "TrialRow",
+    "TrialStore",
+    "open_history",
+]
+
+#: Where runs are stored when no store is named (relative to the working directory).
+DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
+
+#: ``latest`` (the newest run) or ``latest~N`` (N runs before it), as git names commits.
+_LATEST = re.compile(r"latest(?:~(\d+))?")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -81,6 +97,31 @@ class RunInfo(Record):
     out_dir: str | None = None
     created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
     suite_text: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSummary(Record):
+    """One stored run in a line: what ``trialscore runs`` lists.
+
+    ``pass_at_1`` is the mean over (target, case) pairs with a scored trial of ``c / n``
+    (errored trials left out of ``n``), per target in ``pass_at_1_by_target``; None when no
+    trial was scored.  ``cost_usd`` is the known spend (None when no trial's cost is known).
+    """
+
+    run_id: str
+    suite: str
+    created_at: str
+    targets: tuple[str, ...]
+    cases: int
+    trials: int
+    errored: int
+    pass_at_1: float | None
+    pass_at_1_by_target: dict[str, float | None]
+    cost_usd: float | None
+
+
+def _pass_rate(rates: list[float]) -> float | None:
+    return math.fsum(rates) / len(rates) if rates else None
 
 
 class TrialStore:
@@ -213,6 +254,71 @@ class TrialStore:
             for line, output in rows
         ]
 
+    def run_ids(self) -> list[str]:
+        """Every stored run id, oldest first (by ``created_at``, then by when it was stored)."""
+        with self._reading("list runs"):
+            return [row[0] for row in self._db.execute("SELECT run_id FROM runs ORDER BY created_at, rowid")]
+
+    def resolve(self, name: str) -> str | None:
+        """The run id ``name`` means: a stored run id, ``latest`` or ``latest~N``; None when none.
+
+        >>> import tempfile
+        >>> store = TrialStore(Path(tempfile.mkdtemp()) / "runs.sqlite")
+        >>> for run_id, when in (("a", "2025-01-01"), ("b", "2025-01-02")):
+        ...     store.create_run(RunInfo(run_id, "s", None, "x", created_at=when))
+        >>> store.resolve("latest"), store.resolve("latest~1"), store.resolve("a"), store.resolve("latest~2")
+        ('b', 'a', 'a', None)
+        >>> store.close()
+        """
+        ids = self.run_ids()
+        if name in ids:
+            return name
+        match = _LATEST.fullmatch(name)
+        if match is None:
+            return None
+        back = int(match.group(1) or 0)
+        return ids[-1 - back] if back < len(ids) else None
+
+    def summaries(self) -> list[RunSummary]:
+        """One :class:`RunSummary` per stored run, oldest first."""
+        with self._reading("summarise runs"):
+            runs = self._db.execute(
+                "SELECT run_id, suite, created_at, settings FROM runs ORDER BY created_at, rowid"
+            ).fetchall()
+            cells = self._db.execute(
+                "SELECT run_id, target, case_id, COUNT(*), SUM(verdict = 'error'), "
+                "SUM(COALESCE(json_extract(record, '$.passed'), 0) = 1), SUM(cost_usd), COUNT(cost_usd) "
+                "FROM trials GROUP BY run_id, target, case_id"
+            ).fetchall()
+        by_run: dict[str, list[tuple[Any, ...]]] = {}
+        for cell in cells:
+            by_run.setdefault(cell[0], []).append(cell)
+        out = []
+        for run_id, suite, created_at, settings in runs:
+            rows = by_run.get(run_id, [])
+            planned = json.loads(settings).get("targets") or []
+            targets = tuple(dict.fromkeys([*planned, *(row[1] for row in rows)]))
+            rates: dict[str, list[float]] = {name: [] for name in targets}
+            for _, target, _, trials, errored, passed, _, _ in rows:
+                if trials > errored:
+                    rates[target].append(passed / (trials - errored))
+            known = [row[6] for row in rows if row[7]]
+            out.append(
+                RunSummary(
+                    run_id=run_id,
+                    suite=suite,
+                    created_at=created_at,
+                    targets=targets,
+                    cases=len({row[2] for row in rows}),
+                    trials=sum(row[3] for row in rows),
+                    errored=sum(row[4] for row in rows),
+                    pass_at_1=_pass_rate([rate for values in rates.values() for rate in values]),
+                    pass_at_1_by_target={name: _pass_rate(values) for name, values in rates.items()},
+                    cost_usd=math.fsum(known) if known else None,
+                )
+            )
+        return out
+
     @contextlib.contextmanager
     def _reading(self, what: str) -> Iterator[None]:
         try:
@@ -224,3 +330,25 @@ class TrialStore:
         """Close the connection (committed trials are already durable)."""
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
+
+
+@contextlib.contextmanager
+def open_history(path: str | Path) -> Iterator[TrialStore]:
+    """An existing run store, to read its history; a missing store is an error, never created.
+
+    Raises
+    ------
+    EvaluationError
+        When there is no store at ``path`` (it names the path and how runs get there).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise EvaluationError(
+            f"no run store at {str(path)!r}: `trialscore run` writes its runs there "
+            "(or name one with --store)"
+        )
+    store = TrialStore(path)
+    try:
+        yield store
+    finally:
+        store.close()

@@ -304,6 +304,13 @@ class Suite(Spec):
     def _line(self, loc: Loc) -> int | None:
         return self._lines.line(loc) if self._lines is not None else None
 
+    def case_line(self, case_id: str) -> int | None:
+        """The line of case ``case_id`` in the suite file (None without lines, or for no such case)."""
+        for index, case in enumerate(self.cases):
+            if case.id == case_id:
+                return self._line(("cases", index))
+        return None
+
     @classmethod
     def from_mapping(cls, data: Any, source: str = "<suite>", directory: Path | None = None) -> Suite:
         """Validate an already-parsed suite (a dict); errors name fields but no lines.

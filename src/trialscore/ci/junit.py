@@ -1,0 +1,133 @@
+"""A run as JUnit XML: a ``testsuite`` per target, a ``testcase`` per case, its trials as properties.
+
+The shape CI systems read (Jenkins, GitLab, GitHub test reporters)::
+
+    testsuites (tests, failures, errors, skipped)
+      testsuite name="SUITE · TARGET" (tests, failures, errors, skipped, timestamp)
+        properties: run_id, target, trials_per_case
+        testcase classname="SUITE.TARGET" name="CASE" time="seconds"
+          properties: verdict, passed ("3/5"), pass_rate, flaky, errored, trial.0 .. trial.N
+          failure  (case verdict fail: the failing trials and their graders' reasons)
+          error    (every trial errored: the error messages)
+          skipped  (the cost limit stopped the case before any trial)
+
+A case whose trials disagree (``0 < c < n``) has ``flaky = true``.  Every text is
+escaped by the XML writer, and characters XML 1.0 cannot hold (control characters) are
+replaced by ``U+FFFD``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trialscore.results.records import TrialRecord
+    from trialscore.runner.orchestrator import RunReport
+    from trialscore.runner.strategies import CaseResult
+
+__all__ = ["run_junit", "xml_text"]
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+#: Longest message text kept per trial reason (the full text is in trials.jsonl).
+_REASON_CHARS = 500
+
+
+def xml_text(value: object) -> str:
+    """``value`` as text XML 1.0 can hold: control characters become U+FFFD.
+
+    >>> xml_text("a\\x00b <c>")
+    'a\\ufffdb <c>'
+    """
+    return _NOT_XML.sub("\ufffd", str(value))
+
+
+def _reason(record: TrialRecord) -> str:
+    if record.errored:
+        text = f"error: {record.error or 'unknown error'}"
+    else:
+        failing = [g for g in record.grader_results if not g.passed]
+        parts = [f"{g.name}: {g.reason or f'score {g.score:g}'}" for g in failing]
+        text = "; ".join(parts) or f"{record.verdict} (score {record.score})"
+    return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1] + "…"
+
+
+def _property(parent: ET.Element, name: str, value: object) -> None:
+    ET.SubElement(parent, "property", name=xml_text(name), value=xml_text(value))
+
+
+def _testcase(suite: str, case: CaseResult, records: Sequence[TrialRecord]) -> tuple[ET.Element, str]:
+    """The case's testcase element and its outcome (passed, failure, error, skipped)."""
+    latency = math.fsum(r.latency_s for r in records if r.latency_s is not None)
+    element = ET.Element(
+        "testcase",
+        classname=xml_text(f"{suite}.{case.target}"),
+        name=xml_text(case.eval_id),
+        time=f"{latency:.3f}",
+    )
+    properties = ET.SubElement(element, "properties")
+    scored = case.total_attempts
+    flaky = 0 < case.passed_attempts < scored
+    _property(properties, "verdict", case.verdict)
+    _property(properties, "passed", f"{case.passed_attempts}/{scored}")
+    _property(properties, "pass_rate", "" if not scored else f"{case.passed_attempts / scored:.6g}")
+    _property(properties, "flaky", str(flaky).lower())
+    _property(properties, "errored", case.errored_attempts)
+    if case.category:
+        _property(properties, "category", case.category)
+    for record in records:
+        score = "" if record.score is None else f" score={record.score:g}"
+        _property(properties, f"trial.{record.trial}", f"{record.verdict}{score}")
+    failing = [r for r in records if r.errored or r.passed is False]
+    body = "\n".join(f"trial {r.trial}: {_reason(r)}" for r in failing)
+    if case.verdict == "fail":
+        message = f"{case.eval_id} failed on {scored - case.passed_attempts} of {scored} scored trials"
+        ET.SubElement(element, "failure", message=xml_text(message), type="fail").text = xml_text(body)
+        return element, "failure"
+    if case.verdict == "error":
+        message = f"every trial of {case.eval_id} errored ({case.errored_attempts})"
+        ET.SubElement(element, "error", message=xml_text(message), type="error").text = xml_text(body)
+        return element, "error"
+    if case.verdict == "skipped":
+        ET.SubElement(element, "skipped", message="the cost limit stopped this case before any trial")
+        return element, "skipped"
+    return element, "passed"
+
+
+def _counts(element: ET.Element, outcomes: Sequence[str]) -> None:
+    element.set("tests", str(len(outcomes)))
+    for name, key in (("failures", "failure"), ("errors", "error"), ("skipped", "skipped")):
+        element.set(name, str(outcomes.count(key)))
+
+
+def run_junit(report: RunReport) -> str:
+    """The JUnit XML document of a completed run (see the module docstring for its shape)."""
+    suite = report.suite.name
+    by_case: dict[tuple[str, str], list[TrialRecord]] = {}
+    for record in sorted(report.records, key=lambda r: r.trial):
+        by_case.setdefault((record.target or "", record.case_id), []).append(record)
+    root = ET.Element("testsuites", name=xml_text(f"trialscore {suite}"))
+    everything: list[str] = []
+    for target in report.settings.get("targets", []):
+        cases = [case for case in report.cases if case.target == target]
+        times = [r.started_at for c in cases for r in by_case.get((target, c.eval_id), []) if r.started_at]
+        started = min(times, default=None)
+        element = ET.SubElement(root, "testsuite", name=xml_text(f"{suite} · {target}"))
+        if started is not None:
+            element.set("timestamp", started.replace(microsecond=0, tzinfo=None).isoformat())
+        properties = ET.SubElement(element, "properties")
+        _property(properties, "run_id", report.run_id)
+        _property(properties, "target", target)
+        outcomes = []
+        for case in cases:
+            testcase, outcome = _testcase(suite, case, by_case.get((target, case.eval_id), []))
+            element.append(testcase)
+            outcomes.append(outcome)
+        _counts(element, outcomes)
+        everything += outcomes
+    _counts(root, everything)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -1,0 +1,243 @@
+r"""A trend across all runs of a history, and a change at the latest run, with one false-alarm rate.
+
+A history is ``R >= 2`` runs in time order, each a bank of per-item counts.  Two tests look at it:
+
+**Trend across runs** (the slope of pass@1 on the run index :math:`x_r = r`).
+
+*Paired* (every run names its items, and at least 2 items are scored in at least 2 runs):
+each item :math:`i` scored in the set of runs :math:`S_i` (:math:`|S_i| \ge 2`) has its own
+least-squares slope of its pass rate :math:`y_{ir} = c_{ir}/n_{ir}`,
+
+.. math::
+
+    \beta_i = \frac{\sum_{r \in S_i} (x_r - \bar x_i)(y_{ir} - \bar y_i)}
+                   {\sum_{r \in S_i} (x_r - \bar x_i)^2},
+    \qquad \hat\beta = \frac{1}{M}\sum_i \beta_i,
+    \qquad \mathrm{SE} = \max\!\Big(\frac{s_\beta}{\sqrt M},\
+        \frac{1}{M}\sqrt{\textstyle\sum_i \sum_{r} w_{ir}^2\, \hat p_i (1-\hat p_i)/n_{ir}}\Big),
+
+with :math:`w_{ir}` the weights of :math:`\beta_i` on :math:`y_{ir}` and :math:`\hat p_i` the
+item's pooled pass rate: the item-clustered standard error (items are the independent units,
+so the slope uses only within-item change and item difficulty cancels), floored by the trial
+noise.  :math:`t = \hat\beta/\mathrm{SE}` with :math:`M - 1` degrees of freedom.
+
+*Unpaired* (otherwise): weighted least squares of the run means :math:`m_r` (pass@1) on
+:math:`x_r`, weights :math:`1/v_r` with :math:`v_r = \max(s_r^2/M_r,\ \bar p_r(1-\bar p_r)/N_r)`
+(items clustered, floored by the pooled trials :math:`N_r`):
+:math:`\hat\beta = \sum w_r (x_r - \bar x_w)(m_r - \bar m_w) / S_{xx}`,
+:math:`\mathrm{SE} = 1/\sqrt{S_{xx}}` with :math:`S_{xx} = \sum w_r (x_r - \bar x_w)^2`, a t test
+with :math:`\min_r M_r - 1` degrees of freedom (the variances are estimated from few items).
+
+**Change at the latest run**: the latest run against the mean of the earlier ones (per item
+:math:`d_i = y_{iR} - \operatorname{mean}_{r < R} y_{ir}`, a t test over items with the same
+trial-noise floor; unpaired: :math:`m_R` against the inverse-variance mean of the earlier runs,
+a t test with the same degrees of freedom).
+
+**One false-alarm rate.**  With ``R = 2`` the two tests are one (the slope over two runs is the
+change) and it is judged at ``alpha``.  With ``R >= 3`` each is judged at ``alpha / 2``
+(Bonferroni), so the chance that a history with no trend and no change is called improving or
+declining is at most ``alpha``; tests/stats/test_stats_trend.py checks it in simulation.
+The verdict is the direction of the trend when the trend test rejects, else of the change when
+that rejects, else ``stable``.
+
+>>> import numpy as np
+>>> rng = np.random.default_rng(1)
+>>> p = rng.beta(3, 2, size=60)
+>>> runs = [(rng.random((60, 5)) < np.clip(p - 0.04 * r, 0, 1)[:, None]).astype(int) for r in range(5)]
+>>> ids = [np.arange(60)] * 5
+>>> result = history_trend(runs, ids)
+>>> result.verdict, result.design, result.slope < 0, result.slope_p < 0.025
+('declining', 'paired', True, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from trialscore._record import Record
+from trialscore.core.bank import Bank, as_bank
+from trialscore.errors import EvaluationError
+from trialscore.stats import _scipy
+
+__all__ = ["HistoryTrend", "history_trend"]
+
+
+@dataclass(frozen=True)
+class HistoryTrend(Record):
+    """The trend test across runs and the change test at the latest run, and the verdict they give.
+
+    ``slope`` is the change of pass@1 per run; ``change`` is the latest run's pass@1 minus the
+    earlier runs' mean; each has its standard error and two-sided p-value; ``alpha_each`` is the
+    level each test is judged at (``alpha`` for two runs, ``alpha / 2`` otherwise).
+    """
+
+    runs: int
+    design: str
+    items: int
+    slope: float
+    slope_se: float
+    slope_p: float
+    change: float
+    change_se: float
+    change_p: float
+    alpha: float
+    alpha_each: float
+    verdict: str
+    rule: str
+
+
+def _p_value(estimate: float, se: float, df: int) -> float:
+    if se == 0 or not math.isfinite(se):
+        return 1.0 if estimate == 0 else 0.0
+    return float(2 * _scipy.stdtr(df, -abs(estimate) / se))
+
+
+def _paired(
+    banks: Sequence[Bank], ids: Sequence[Sequence[Hashable]]
+) -> tuple[int, tuple[float, float, float], tuple[float, float, float]] | None:
+    """(items, slope test, change test) on the items' own pass rates; None when too few items pair."""
+    latest = len(banks) - 1
+    table: dict[Hashable, dict[int, tuple[int, int]]] = {}
+    for r, (bank, names) in enumerate(zip(banks, ids, strict=True)):
+        for name, n, c in zip(names, bank.n.tolist(), bank.c.tolist(), strict=True):
+            if n > 0:
+                table.setdefault(name, {})[r] = (n, c)
+    slopes, slope_noise, changes, change_noise = [], [], [], []
+    for runs in table.values():
+        if len(runs) < 2:
+            continue
+        x = np.array(sorted(runs), dtype=float)
+        n = np.array([runs[r][0] for r in sorted(runs)], dtype=float)
+        c = np.array([runs[r][1] for r in sorted(runs)], dtype=float)
+        y = c / n
+        pooled = c.sum() / n.sum()
+        noise = pooled * (1 - pooled) / n
+        weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
+        slopes.append(float(weights @ y))
+        slope_noise.append(float((weights**2) @ noise))
+        if latest in runs:
+            earlier = x < latest
+            k = earlier.sum()
+            changes.append(float(y[~earlier][0] - y[earlier].mean()))
+            change_noise.append(float(noise[~earlier][0] + noise[earlier].sum() / k**2))
+    if len(slopes) < 2:
+        return None
+    tests = []
+    for values, noise_terms in ((slopes, slope_noise), (changes, change_noise)):
+        m = len(values)
+        if m < 2:
+            tests.append((0.0, math.inf, 1.0))
+            continue
+        estimate = math.fsum(values) / m
+        se = max(float(np.std(values, ddof=1)) / math.sqrt(m), math.sqrt(math.fsum(noise_terms)) / m)
+        tests.append((estimate, se, _p_value(estimate, se, m - 1)))
+    return len(slopes), tests[0], tests[1]
+
+
+def _unpaired(banks: Sequence[Bank]) -> tuple[int, tuple[float, float, float], tuple[float, float, float]]:
+    """(items of the latest run, slope test, change test) on the run means, weighted least squares."""
+    means, variances = [], []
+    for bank in banks:
+        scored = bank.n > 0
+        rates = bank.c[scored] / bank.n[scored]
+        items = rates.size
+        mean = float(rates.mean())
+        spread = float(rates.var(ddof=1)) / items if items > 1 else 0.0
+        pooled = float(bank.c[scored].sum() / bank.n[scored].sum())
+        floor = pooled * (1 - pooled) / float(bank.n[scored].sum())
+        means.append(mean)
+        variances.append(max(spread, floor, 1e-12))
+    m, v = np.array(means), np.array(variances)
+    x = np.arange(len(banks), dtype=float)
+    w = 1 / v
+    center = (w @ x) / w.sum()
+    sxx = float(w @ (x - center) ** 2)
+    slope = float(w @ ((x - center) * (m - (w @ m) / w.sum()))) / sxx
+    slope_se = 1 / math.sqrt(sxx)
+    earlier_w = w[:-1]
+    earlier = float(earlier_w @ m[:-1]) / float(earlier_w.sum())
+    change = float(m[-1] - earlier)
+    change_se = math.sqrt(float(v[-1]) + 1 / float(earlier_w.sum()))
+    items = int((banks[-1].n > 0).sum())
+    df = max(1, min(int((bank.n > 0).sum()) for bank in banks) - 1)
+    return (
+        items,
+        (slope, slope_se, _p_value(slope, slope_se, df)),
+        (change, change_se, _p_value(change, change_se, df)),
+    )
+
+
+def history_trend(
+    runs: Sequence[ArrayLike | Bank],
+    ids: Sequence[Sequence[Hashable] | None] | None = None,
+    alpha: float = 0.05,
+) -> HistoryTrend:
+    """Test a history of runs (oldest first) for a trend in pass@1 and for a change at the latest run.
+
+    Parameters
+    ----------
+    runs : two or more runs, oldest first; each a :class:`~trialscore.core.bank.Bank`, an items x
+        trials 0/1 matrix or ragged outcome lists (errored trials left out)
+    ids : the item ids of each run (a bank's own ids are used when None); with ids for every run
+        the tests are paired by item, otherwise they compare run means
+    alpha : the false-alarm rate of the verdict (see the module docstring)
+
+    Returns
+    -------
+    HistoryTrend
+        Both tests, their p-values and the verdict: ``improving``, ``declining`` or ``stable``.
+    """
+    if not 0 < alpha < 1:
+        raise EvaluationError(f"alpha must be between 0 and 1 (exclusive); got {alpha!r}")
+    if len(runs) < 2:
+        raise EvaluationError(f"runs must hold at least 2 runs to test a trend; got {len(runs)}")
+    banks = [as_bank(run, f"runs[{index}]") for index, run in enumerate(runs)]
+    for index, bank in enumerate(banks):
+        if not (bank.n > 0).any():
+            raise EvaluationError(f"runs[{index}] has no scored trial")
+    names = (
+        list(ids) if ids is not None else [None if bank.ids is None else bank.ids.tolist() for bank in banks]
+    )
+    if len(names) != len(banks):
+        raise EvaluationError(f"ids must give one entry per run; got {len(names)} for {len(banks)} runs")
+    paired = None
+    if all(entry is not None for entry in names):
+        for index, (bank, entry) in enumerate(zip(banks, names, strict=True)):
+            if len(entry) != bank.items:  # type: ignore[arg-type]
+                raise EvaluationError(
+                    f"ids[{index}] must name each of the {bank.items} items of runs[{index}]"
+                )
+        paired = _paired(banks, names)  # type: ignore[arg-type]
+    design = "paired" if paired is not None else "unpaired"
+    items, (slope, slope_se, slope_p), (change, change_se, change_p) = paired or _unpaired(banks)
+    each = alpha if len(banks) == 2 else alpha / 2
+    verdict = "stable"
+    if slope_p < each and slope != 0:
+        verdict = "improving" if slope > 0 else "declining"
+    elif change_p < each and change != 0:
+        verdict = "improving" if change > 0 else "declining"
+    rule = (
+        f"{design}: trend = slope of pass@1 over the {len(banks)} runs, change = latest run minus the "
+        f"earlier runs' mean; improving or declining when the trend (else the change) is significant at "
+        f"{each:g} each{' (alpha / 2: Bonferroni over the two tests)' if len(banks) > 2 else ''}, else stable"
+    )
+    return HistoryTrend(
+        runs=len(banks),
+        design=design,
+        items=items,
+        slope=slope,
+        slope_se=slope_se,
+        slope_p=slope_p,
+        change=change,
+        change_se=change_se,
+        change_p=change_p,
+        alpha=alpha,
+        alpha_each=each,
+        verdict=verdict,
+        rule=rule,
+    )

@@ -1,0 +1,122 @@
+"""The run store as history: ``runs``, ``runs show``, and run ids wherever a results path is read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from trialscore.cli import app
+from trialscore.cli._app import EXIT_BAD_INPUT
+
+runner = CliRunner()
+
+
+def _two_runs(tmp_path: Path) -> list[str]:
+    store = str(tmp_path / "s.sqlite")
+    for trials in ("5", "3"):
+        args = ["run", "--demo", "--store", store, "--no-progress", "--trials", trials]
+        assert runner.invoke(app, [*args, "--out", str(tmp_path / f"out{trials}")]).exit_code == 0
+    listed = runner.invoke(app, ["runs", "--store", store, "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    return [run["run_id"] for run in json.loads(listed.output)["runs"]]
+
+
+def test_runs_lists_both_runs_with_their_numbers(tmp_path: Path) -> None:
+    first, second = _two_runs(tmp_path)
+    payload = json.loads(
+        runner.invoke(app, ["runs", "--store", str(tmp_path / "s.sqlite"), "-f", "json"]).output
+    )
+    runs = {run["run_id"]: run for run in payload["runs"]}
+    assert (runs[first]["trials"], runs[second]["trials"]) == (65, 39)
+    assert (
+        runs[first]["cases"] == 13 and runs[first]["targets"] == ["sim-agent"] and runs[first]["errored"] == 0
+    )
+    trials = [json.loads(line) for line in (tmp_path / "out5" / "trials.jsonl").read_text().splitlines()]
+    per_case: dict[str, list[bool]] = {}
+    for trial in trials:
+        per_case.setdefault(trial["case_id"], []).append(trial["passed"])
+    want = sum(sum(v) / len(v) for v in per_case.values()) / len(per_case)
+    assert abs(runs[first]["pass_at_1"] - want) < 1e-12
+    assert abs(runs[first]["cost_usd"] - sum(t["cost_usd"] for t in trials)) < 1e-12
+    table = runner.invoke(app, ["runs", "--store", str(tmp_path / "s.sqlite")])
+    assert first in table.output and second in table.output
+
+
+def test_score_and_compare_read_run_ids_and_latest(tmp_path: Path) -> None:
+    first, _ = _two_runs(tmp_path)
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    by_id = runner.invoke(app, ["score", first, *store, "-f", "json"])
+    by_file = runner.invoke(app, ["score", str(tmp_path / "out5" / "trials.jsonl"), "-f", "json"])
+    assert by_id.exit_code == 0, by_id.output
+    assert json.loads(by_id.output)["groups"] == json.loads(by_file.output)["groups"]
+    latest = json.loads(runner.invoke(app, ["score", "latest", *store, "-f", "json"]).output)
+    assert latest["rows"]["rows_read"] == 39
+    compared = runner.invoke(app, ["compare", "latest~1", "latest", *store, "-f", "json"])
+    assert compared.exit_code == 0, compared.output
+    files = runner.invoke(app, ["compare", str(tmp_path / "out5"), str(tmp_path / "out3"), "-f", "json"])
+    got, want = json.loads(compared.output)["comparisons"], json.loads(files.output)["comparisons"]
+    assert [c["delta"] for c in got] == [c["delta"] for c in want]
+    shown = runner.invoke(app, ["runs", "show", "latest~1", *store, "-f", "json"])
+    detail = json.loads(shown.output)
+    assert detail["run"]["run_id"] == first and detail["targets"][0]["trials"] == 65
+    assert detail["targets"][0]["failing_cases"] == ["big-prime"]
+
+
+def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(tmp_path: Path) -> None:
+    _two_runs(tmp_path)
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    for args in (["score", "latest~2", *store], ["runs", "show", "nope", *store]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == EXIT_BAD_INPUT
+        assert result.output.count("\n") == 1 and "no such file or folder" in result.output
+        assert "latest first:" in result.output and "Traceback" not in result.output
+    missing = runner.invoke(app, ["runs", "--store", str(tmp_path / "none.sqlite")])
+    assert missing.exit_code == EXIT_BAD_INPUT and "no run store at" in missing.output
+    assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_real_processes_two_runs_then_runs_score_and_compare(tmp_path: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "trialscore", *args],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+
+    for _ in range(2):
+        assert cli("run", "--demo", "--no-progress").returncode == 0  # the default store
+    assert (tmp_path / ".trialscore" / "store.sqlite").is_file()
+    listed = cli("runs", "-f", "json")
+    assert listed.returncode == 0 and len(json.loads(listed.stdout)["runs"]) == 2
+    run_id = json.loads(listed.stdout)["runs"][0]["run_id"]
+    assert cli("score", run_id).returncode == 0
+    compared = cli("compare", "latest~1", "latest", "--fail-on", "regression")
+    assert compared.returncode == 0 and "identical" in compared.stdout  # the seeded demo repeats exactly
+
+
+def test_track_reads_every_stored_run_dated_by_the_store(tmp_path: Path) -> None:
+    from trialscore.runner.store import TrialStore
+
+    store = tmp_path / "s.sqlite"
+    for trials in ("3", "3", "4"):
+        args = ["run", "--demo", "--store", str(store), "--no-progress", "--trials", trials]
+        assert runner.invoke(app, args).exit_code == 0
+    opened = TrialStore(store)
+    created = opened.run(opened.resolve("latest") or "").created_at
+    opened.close()
+    result = runner.invoke(app, ["track", "--store", str(store), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    categories = {c["task_category"]: c for c in json.loads(result.output)["categories"]}
+    assert set(categories) == {"arithmetic", "concepts", "facts", "strings", "structured"}
+    facts = categories["facts"]
+    assert facts["last_updated"] == created[:10] and facts["trend_test"]["runs"] == 3
+    assert facts["trend"] in ("stable", "improving", "declining") and "pass@3" in facts
+    assert facts["trend_test"]["alpha_each"] == 0.025 and facts["advice"]["code"].startswith("pass_at_1_")
+    by_name = runner.invoke(app, ["track", "latest~1", "latest", "--store", str(store), "-f", "json"])
+    assert by_name.exit_code == 0 and json.loads(by_name.output)["categories"][0]["comparison"] is not None
