@@ -44,6 +44,22 @@ def run(
     target: Annotated[
         list[str] | None, typer.Option(help="Run only this target (repeat for several).", show_default=False)
     ] = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="PATTERN",
+            help="Run only the cases whose id matches this glob pattern (repeat for several).",
+            show_default=False,
+        ),
+    ] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Run only the cases of this category (repeat for several).",
+            show_default=False,
+        ),
+    ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Trials in flight at once.", min=1)] = None,
     out: Annotated[
         Path | None, typer.Option(help="Directory for trials.jsonl, cases.jsonl, summary.json.")
@@ -67,6 +83,9 @@ def run(
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
     Example: trialscore run suite.yaml --trials 10 --concurrency 16 --out results/
+
+    --case and --category select cases (a case runs when it matches any --case pattern and
+    is in any --category); a resumed run keeps the selection it was started with.
 
     Exit status: 0 the run completed (some trials may have errored: see the errors it prints);
     2 bad input (the suite, an option, an unknown run id, an unset API key variable);
@@ -92,7 +111,9 @@ def run(
             out_dir=out,
             resume=resume,
             progress=progress,
-            **({"store": store} if store is not None else {}),
+            cases=tuple(case) if case else None,
+            categories=tuple(category) if category else None,
+            store=store if store is not None else DEFAULT_STORE,
         )
         report = run_suite(loaded, options, errors)
         if not report.completed:
