@@ -299,10 +299,11 @@ class Suite(Spec):
         if problems:
             from trialscore.runner.suite.locations import invalid_suite
 
-            raise invalid_suite(self._source, [(p, self._line(p.loc)) for p in problems])
+            raise invalid_suite(self._source, [self._locate(p) for p in problems])
 
-    def _line(self, loc: Loc) -> int | None:
-        return self._lines.line(loc) if self._lines is not None else None
+    def _locate(self, problem: Problem) -> tuple[Problem, Any]:
+        """``problem`` with its line in the suite file (or its place in a dataset file)."""
+        return self._lines.locate(problem) if self._lines is not None else (problem, None)
 
     @classmethod
     def from_mapping(cls, data: Any, source: str = "<suite>", directory: Path | None = None) -> Suite:
