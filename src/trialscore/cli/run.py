@@ -7,7 +7,7 @@ other commands never pay for them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -35,6 +35,29 @@ def _suite_path(suite: Path | None, demo: bool) -> Path:
     if suite is None:
         raise EvaluationError("a suite file is required (or --demo for the bundled demo suite)")
     return suite
+
+
+def _print_dry_run(suite: Any, options: Any) -> None:
+    from trialscore.runner.dryrun import plan_run
+
+    plan = plan_run(suite, options)
+    shown = ", ".join(plan.case_ids[:20]) + (", ..." if len(plan.case_ids) > 20 else "")
+    console.print(
+        f"dry run of suite {escape(plan.suite)!r}: {len(plan.case_ids)} case(s): {escape(shown)}",
+        soft_wrap=True,
+    )
+    for target in plan.targets:
+        cost = "unknown" if target.estimated_cost_usd is None else f"${target.estimated_cost_usd:.4g}"
+        history = f"{target.history_trials} earlier trial(s) in the store" + (
+            f", mean ${target.mean_cost_per_trial:.4g} per trial"
+            if target.mean_cost_per_trial is not None
+            else ""
+        )
+        prices = " (price table)" if target.prices is not None else ""
+        planned = f"{target.trials} trial(s); estimated cost {cost}{prices}"
+        console.print(f"  target {escape(target.target)}: {planned}; {history}", soft_wrap=True)
+    total = "unknown" if plan.estimated_cost_usd is None else f"${plan.estimated_cost_usd:.4g}"
+    console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
 
 
 @app.command()
@@ -79,10 +102,20 @@ def run(
         bool, typer.Option("--demo", help="Run the bundled demo suite against the simulated agent.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show the live progress bar.")] = True,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Show the cases, trials and estimated cost (price table and the store's history); "
+            "run and store nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
     Example: trialscore run suite.yaml --trials 10 --concurrency 16 --out results/
+
+    --dry-run prints what would run and its estimated cost, and stops.
 
     --case and --category select cases (a case runs when it matches any --case pattern and
     is in any --category); a resumed run keeps the selection it was started with.
@@ -115,6 +148,9 @@ def run(
             categories=tuple(category) if category else None,
             store=store if store is not None else DEFAULT_STORE,
         )
+        if dry_run:
+            _print_dry_run(loaded, options)
+            return
         report = run_suite(loaded, options, errors)
         if not report.completed:
             errors.print(
