@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from ingest import fresh_process  # noqa: E402
+from ingest import fresh_process
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "results" / "fixtures"
 
@@ -119,9 +119,8 @@ def main() -> None:
             results[label] = (min(run[0] for run in runs), max(run[1] for run in runs))
     floor_time, floor_memory = results["trialscore JSON Lines"]
     trials = items * args.runs
-    print(
-        f"{trials:,} trials ({items:,} items x {args.runs} runs); fresh `trialscore score`, best of {args.repeat}"
-    )
+    shape = f"{items:,} items x {args.runs} runs"
+    print(f"{trials:,} trials ({shape}); fresh `trialscore score`, best of {args.repeat}")
     for label, (seconds, memory) in results.items():
         print(
             f"  {label:<36} {seconds:6.2f} s  {trials / seconds / 1e3:7.0f}k trials/s  "

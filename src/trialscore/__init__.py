@@ -71,6 +71,9 @@ _LAZY = {
     "SampleSizePlan": ("trialscore.stats", "SampleSizePlan"),
     "item_interval": ("trialscore.stats", "item_interval"),
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
+    "run_suite": ("trialscore.api", "run_suite"),
+    "run_suite_async": ("trialscore.api", "run_suite_async"),
+    "RunReport": ("trialscore.runner.orchestrator", "RunReport"),
 }
 
 
@@ -102,6 +105,7 @@ __all__ = [
     "Metric",
     "PassCurve",
     "Ranking",
+    "RunReport",
     "SampleSizePlan",
     "StoreError",
     "TargetError",
@@ -140,6 +144,8 @@ __all__ = [
     "read_counts",
     "recommend_retry_strategy",
     "resolve_metric",
+    "run_suite",
+    "run_suite_async",
     "scoring",
     "state_scores",
     "stats",

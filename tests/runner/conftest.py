@@ -35,7 +35,7 @@ class ChatServer:
         self, body: dict[str, Any], headers: dict[str, str]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         prompt = body["messages"][-1]["content"]
-        seed = int(body.get("seed", 0))
+        seed = int(headers.get("x-trialscore-seed", body.get("seed", 0)))  # the trial's seed
         with self.lock:
             self.requests.append({"body": body, "headers": headers})
             key = (seed, prompt)

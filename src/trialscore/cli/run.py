@@ -7,7 +7,7 @@ other commands never pay for them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -40,12 +40,51 @@ def _suite_path(suite: Path | None, demo: bool) -> Path:
     return suite
 
 
+def _print_dry_run(suite: Any, options: Any) -> None:
+    from trialscore.runner.dryrun import plan_run
+
+    plan = plan_run(suite, options)
+    shown = ", ".join(plan.case_ids[:20]) + (", ..." if len(plan.case_ids) > 20 else "")
+    console.print(
+        f"dry run of suite {escape(plan.suite)!r}: {len(plan.case_ids)} case(s): {escape(shown)}",
+        soft_wrap=True,
+    )
+    for target in plan.targets:
+        cost = "unknown" if target.estimated_cost_usd is None else f"${target.estimated_cost_usd:.4g}"
+        history = f"{target.history_trials} earlier trial(s) in the store" + (
+            f", mean ${target.mean_cost_per_trial:.4g} per trial"
+            if target.mean_cost_per_trial is not None
+            else ""
+        )
+        prices = " (price table)" if target.prices is not None else ""
+        planned = f"{target.trials} trial(s); estimated cost {cost}{prices}"
+        console.print(f"  target {escape(target.target)}: {planned}; {history}", soft_wrap=True)
+    total = "unknown" if plan.estimated_cost_usd is None else f"${plan.estimated_cost_usd:.4g}"
+    console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
+
+
 @app.command()
 def run(
     suite: Annotated[Path | None, typer.Argument(help="The suite YAML file.", show_default=False)] = None,
     trials: Annotated[int | None, typer.Option(help="Trials per case (overrides the suite).", min=1)] = None,
     target: Annotated[
         list[str] | None, typer.Option(help="Run only this target (repeat for several).", show_default=False)
+    ] = None,
+    case: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="PATTERN",
+            help="Run only the cases whose id matches this glob pattern (repeat for several).",
+            show_default=False,
+        ),
+    ] = None,
+    category: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="NAME",
+            help="Run only the cases of this category (repeat for several).",
+            show_default=False,
+        ),
     ] = None,
     concurrency: Annotated[int | None, typer.Option(help="Trials in flight at once.", min=1)] = None,
     out: Annotated[
@@ -111,6 +150,14 @@ def run(
         AnnotationsOption,
         typer.Option("--annotations", help="'github': print ::error lines for failed and regressed cases."),
     ] = AnnotationsOption.none,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Show the cases, trials and estimated cost (price table and the store's history); "
+            "run and store nothing.",
+        ),
+    ] = False,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -118,6 +165,11 @@ def run(
 
     Gates: trialscore run suite.yaml --fail-under pass@1=0.8 --max-error-rate 0.05 --baseline latest
     --fail-on regression --junit junit.xml --annotations github
+
+    --dry-run prints what would run and its estimated cost, and stops.
+
+    --case and --category select cases (a case runs when it matches any --case pattern and
+    is in any --category); a resumed run keeps the selection it was started with.
 
     Exit status: 0 the run completed and every gate passed (some trials may have errored: see the
     errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
@@ -154,8 +206,13 @@ def run(
             out_dir=out,
             resume=resume,
             progress=progress,
-            **({"store": store} if store is not None else {}),
+            cases=tuple(case) if case else None,
+            categories=tuple(category) if category else None,
+            store=store if store is not None else DEFAULT_STORE,
         )
+        if dry_run:
+            _print_dry_run(loaded, options)
+            return
         report = run_suite(loaded, options, errors)
         if not report.completed:
             errors.print(

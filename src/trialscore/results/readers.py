@@ -76,9 +76,7 @@ class RecordSource:
         """The records as long trial rows (text columns, as the JSON Lines reader makes them)."""
         rows = [record.model_dump(mode="json", exclude=set(_NESTED)) for record in self.records]
         names = list(dict.fromkeys(name for row in rows for name in row))
-        table = pa.table(
-            {name: pa.array([text_value(row.get(name)) for row in rows], pa.string()) for name in names}
-        )
+        table = {name: [text_value(row.get(name)) for row in rows] for name in names}
         where = tuple(f"{self.label} case {r.case_id} trial {r.trial}" for r in self.records)
         return LongTable(table, where)
 

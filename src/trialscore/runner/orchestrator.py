@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import math
 import secrets
 import signal
@@ -45,6 +46,7 @@ from trialscore.runner.progress import RunCounters, RunProgress
 from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
+from trialscore.runner.selection import selected_suite, selection_settings
 from trialscore.runner.store import DEFAULT_STORE, RunInfo, StoreError, TrialRow, TrialStore
 from trialscore.runner.strategies import CaseResult, aggregate
 from trialscore.runner.suite import (
@@ -58,7 +60,15 @@ from trialscore.runner.suite import (
 )
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
-__all__ = ["DEFAULT_STORE", "RunOptions", "RunReport", "new_run_id", "run_suite", "stored_suite"]
+__all__ = [
+    "DEFAULT_STORE",
+    "RunOptions",
+    "RunReport",
+    "new_run_id",
+    "run_suite",
+    "run_suite_async",
+    "stored_suite",
+]
 
 
 def new_run_id() -> str:
@@ -71,8 +81,11 @@ class RunOptions:
     """How to run a suite; None keeps the suite's own setting.
 
     ``trials`` overrides every case's trial count; ``targets`` restricts the run to
-    the named targets; ``resume`` finishes the stored run with that id (which then
-    keeps its own trials, targets and concurrency).
+    the named targets; ``cases`` (glob patterns on case ids) and ``categories`` restrict it
+    to the matching cases (:mod:`trialscore.runner.selection`); ``resume`` finishes the stored
+    run with that id (which then keeps its own trials, targets, cases and concurrency).
+    ``signals``: Ctrl-C and SIGTERM stop the run gracefully (off when the event loop is the
+    caller's, as in a notebook: cancelling the awaiting task stops it instead).
     """
 
     trials: int | None = None
@@ -82,6 +95,9 @@ class RunOptions:
     store: Path = DEFAULT_STORE
     resume: str | None = None
     progress: bool = True
+    cases: tuple[str, ...] | None = None
+    categories: tuple[str, ...] | None = None
+    signals: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -92,6 +108,8 @@ class RunOptions:
             "out_dir": str(self.out_dir) if self.out_dir is not None else None,
             "store": str(self.store),
             "resume": self.resume,
+            "cases": list(self.cases) if self.cases is not None else None,
+            "categories": list(self.categories) if self.categories is not None else None,
         }
 
 
@@ -124,6 +142,25 @@ class RunReport:
     def resume_command(self) -> str:
         """The command that finishes this run (the store keeps its suite)."""
         return _resume_command(self.run_id, self.store)
+
+    @property
+    def trials(self) -> tuple[TrialRecord, ...]:
+        """Every committed trial of the run (earlier sessions' included), as ``records``."""
+        return self.records
+
+    @functools.cached_property
+    def summary(self) -> dict[str, Any]:
+        """``summary.json``'s content (:func:`trialscore.runner.summary.build_summary`), computed once."""
+        from trialscore.runner.summary import build_summary
+
+        return build_summary(self)
+
+    def to_pandas(self, what: str = "trials") -> Any:
+        """The run's ``"trials"`` (one row a trial) or ``"cases"`` (one row a target and case) as a
+        pandas DataFrame; see :func:`trialscore.runner.frames.to_pandas`."""
+        from trialscore.runner.frames import to_pandas
+
+        return to_pandas(self, what)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict (without the per-trial records)."""
@@ -437,12 +474,16 @@ class _Execution:
         for task in self._workers:
             task.cancel()
 
-    async def run(self, progress: RunProgress) -> bool:
-        """Run the pending trials; True when all ran, False when interrupted."""
+    async def run(self, progress: RunProgress, signals: bool = True) -> bool:
+        """Run the pending trials; True when all ran, False when interrupted.
+
+        When the awaiting task is cancelled, the trials in flight are cancelled too (the
+        committed ones stay) and the cancellation goes on to the caller.
+        """
         writer = _Writer(self.store)
         loop = asyncio.get_running_loop()
         handled = []
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in (signal.SIGINT, signal.SIGTERM) if signals else ():
             with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
                 loop.add_signal_handler(signum, self.interrupt)
                 handled.append(signum)
@@ -459,6 +500,10 @@ class _Execution:
             if pending:  # a worker failed (the store cannot commit): stop the others
                 self.interrupt()
                 await asyncio.wait(pending)
+        except asyncio.CancelledError:  # the caller cancelled the run: no worker outlives it
+            self.interrupt()
+            await asyncio.wait(self._workers)
+            raise
         finally:
             refresher.cancel()
             for signum in handled:
@@ -502,6 +547,7 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
             "trials": options.trials,
             "targets": names,
             "concurrency": options.concurrency or suite.execution.concurrency,
+            **selection_settings(suite, options.cases, options.categories),
         }
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
@@ -528,7 +574,12 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
             f"a resumed run must use the same suite{hint}"
         )
     stored = info.settings
-    asked = {"trials": options.trials, "targets": list(options.targets) if options.targets else None}
+    asked = {
+        "trials": options.trials,
+        "targets": list(options.targets) if options.targets else None,
+        "cases": list(options.cases) if options.cases else None,
+        "categories": list(options.categories) if options.categories else None,
+    }
     for key, value in asked.items():
         if value is not None and value != stored.get(key):
             raise EvaluationError(
@@ -553,10 +604,22 @@ def _prepared_cases(suite: Suite, trials: int | None, judge: Any) -> list[_Case]
 
 
 def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console | None = None) -> RunReport:
-    """Run (or resume) ``suite``; return what happened, with the aggregated cases when it completed.
+    """Run (or resume) ``suite`` on an event loop of its own; see :func:`run_suite_async`.
 
     Writing the output files is :func:`trialscore.runner.outputs.write_outputs`'s job;
-    the ``trialscore run`` command does both.
+    the ``trialscore run`` command does both (and :func:`trialscore.run_suite` for scripts and
+    notebooks).
+    """
+    return asyncio.run(run_suite_async(suite, options, console))
+
+
+async def run_suite_async(
+    suite: Suite, options: RunOptions = RunOptions(), console: Console | None = None
+) -> RunReport:
+    """Run (or resume) ``suite`` on the running event loop; return what happened, with the aggregated
+    cases when it completed.
+
+    The store's connection is opened, used and closed by this coroutine, on the loop's thread.
 
     Raises
     ------
@@ -583,8 +646,8 @@ def run_suite(suite: Suite, options: RunOptions = RunOptions(), console: Console
         stored = store.records(run_id) if resumed else []
         concurrency = options.concurrency or int(info.settings["concurrency"])
         try:
-            report = asyncio.run(
-                _session(suite, info, store, stored, concurrency, options, console, create=not resumed)
+            report = await _session(
+                suite, info, store, stored, concurrency, options, console, create=not resumed
             )
         except StoreError as exc:
             raise _stopped(exc, run_id, options.store, store) from exc
@@ -616,6 +679,7 @@ async def _session(
     *,
     create: bool,
 ) -> RunReport:
+    suite = selected_suite(suite, info.settings.get("cases"), info.settings.get("categories"))
     evaluated = list(info.settings["targets"])
     judges = {
         g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
@@ -638,7 +702,7 @@ async def _session(
         if create:  # the targets and graders are built: only now is the run recorded
             store.create_run(info)
         with RunProgress(execution.counters, console, enabled=options.progress) as progress:
-            completed = await execution.run(progress)
+            completed = await execution.run(progress, options.signals)
     finally:
         for target in targets.values():
             await target.aclose()

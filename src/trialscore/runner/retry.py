@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -70,7 +70,8 @@ async def call_with_retries(target: Target, request: TrialRequest, policy: Retry
     Transient: a timeout, or :class:`TransientTargetError` (HTTP 429 / 5xx,
     connection failures, a command's exit status 75).  Anything else a target
     raises errors the trial at once.  The jitter comes from
-    ``numpy.random.default_rng(request.seed)``.
+    ``numpy.random.default_rng(request.seed)``.  Retry ``a`` is given ``attempt=a`` (and so
+    the seed :func:`~trialscore.runner.seeds.attempt_seed` ``(request.seed, a)``).
 
     Raises
     ------
@@ -82,7 +83,8 @@ async def call_with_retries(target: Target, request: TrialRequest, policy: Retry
     attempts = policy.retries + 1
     for attempt in range(attempts):
         try:
-            return await within(target(request), policy.timeout_s)
+            called = request if attempt == 0 else replace(request, attempt=attempt)
+            return await within(target(called), policy.timeout_s)
         except TimeoutError:
             error = TransientTargetError(
                 f"target {target.name!r}: no reply within timeout_s={policy.timeout_s:g}"

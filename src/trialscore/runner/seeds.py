@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["trial_seed"]
+__all__ = ["attempt_seed", "trial_seed"]
 
 
 def trial_seed(run_seed: int, case_id: str, trial: int) -> int:
@@ -20,4 +20,19 @@ def trial_seed(run_seed: int, case_id: str, trial: int) -> int:
     843154293459331120
     """
     key = f"{run_seed}\x1f{len(case_id)}:{case_id}\x1f{trial}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def attempt_seed(seed: int, attempt: int) -> int:
+    """The seed a retried attempt gets: the trial's own seed for attempt 0, a fresh one derived from
+    it for each retry, so a seeded agent does not fail the same way on every retry.
+
+    The trial record keeps the trial's seed (attempt 0's): a rerun with the same seed retries alike.
+
+    >>> attempt_seed(42, 0), attempt_seed(42, 1) == attempt_seed(42, 1) != attempt_seed(42, 2)
+    (42, True)
+    """
+    if attempt == 0:
+        return seed
+    key = f"{seed}\x1fattempt\x1f{attempt}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1

@@ -49,6 +49,7 @@ __all__ = [
     "MAX_SUITE_BYTES",
     "MAX_VALUES",
     "Locations",
+    "Site",
     "SuiteSource",
     "check_text",
     "field_name",
@@ -79,21 +80,53 @@ def field_name(loc: Loc) -> str:
     return text or "(document)"
 
 
-def invalid_suite(source: str, problems: list[tuple[Problem, int | None]]) -> EvaluationError:
+@dataclass(frozen=True)
+class Site:
+    """A problem's place outside the suite file: ``where`` (a dataset's ``file:line``) and the field
+    there (None: the whole row)."""
+
+    where: str
+    field: str | None = None
+
+
+#: The most problems one error lists (the rest are counted).
+MAX_LISTED_PROBLEMS = 100
+
+
+def _order(item: tuple[Problem, int | Site | None]) -> tuple[int, str, int]:
+    place = item[1]
+    if isinstance(place, Site):  # dataset rows after the suite file, by file and line
+        name, _, line = place.where.rpartition(":")
+        number = line.removeprefix("row ")
+        return 1, name, int(number) if number.isdigit() else 0
+    return 0, "", place or 0
+
+
+def invalid_suite(source: str, problems: list[tuple[Problem, int | Site | None]]) -> EvaluationError:
     """Every problem of a suite in one error: a header, then ``source:line: field: message`` per line.
 
-    Problems are listed by line (those without one first), each once.
+    Problems are listed by line (those without one first, those in dataset files last), each once;
+    past :data:`MAX_LISTED_PROBLEMS` the rest are counted.
 
-    >>> print(invalid_suite("s.yaml", [(Problem(("cases", 0, "id"), "must be unique"), 7)]))
-    s.yaml: invalid suite (1 problem):
+    >>> print(invalid_suite("s.yaml", [(Problem(("cases", 0, "id"), "must be unique"), 7),
+    ...                                (Problem(("cases", 3), "no value"), Site("q.jsonl:2"))]))
+    s.yaml: invalid suite (2 problems):
       s.yaml:7: cases[0].id: must be unique
+      q.jsonl:2: no value
     """
     lines = []
-    for problem, line in sorted(problems, key=lambda item: item[1] or 0):
-        where = f"{source}:{line}" if line is not None else source
+    for problem, place in sorted(problems, key=_order):
+        if isinstance(place, Site):
+            label = f"{place.field}: " if place.field is not None else ""
+            lines.append(f"  {place.where}: {label}{problem.message}")
+            continue
+        where = f"{source}:{place}" if place is not None else source
         lines.append(f"  {where}: {field_name(problem.loc)}: {problem.message}")
     unique = list(dict.fromkeys(lines))
     count = f"{len(unique)} problem" + ("s" if len(unique) != 1 else "")
+    if len(unique) > MAX_LISTED_PROBLEMS:
+        rest = len(unique) - MAX_LISTED_PROBLEMS
+        unique = [*unique[:MAX_LISTED_PROBLEMS], f"  ... and {rest} more problem{'s' if rest != 1 else ''}"]
     return EvaluationError(f"{source}: invalid suite ({count}):\n" + "\n".join(unique))
 
 

@@ -18,7 +18,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from trialscore.runner.registry import GraderSite, GraderSpecBase, Loc, Problem, TargetSpecBase
-from trialscore.runner.suite.locations import Locations, invalid_suite
+from trialscore.runner.suite.datasets import expand_cases
+from trialscore.runner.suite.locations import Locations, Site, invalid_suite
 from trialscore.runner.suite.schema import (
     MEAN_STRATEGIES,
     CaseExecution,
@@ -36,6 +37,7 @@ __all__ = ["Draft", "check_document", "environment_problems", "suite_sites", "va
 
 _TARGET = TypeAdapter(TargetSpec)
 _GRADER = TypeAdapter(GraderSpec)
+_CASE = TypeAdapter(CaseSpec)
 _LISTS = ("targets", "graders", "cases")
 
 
@@ -175,7 +177,7 @@ def _case(draft: Draft, index: int, item: Any) -> _CaseDraft:
         return _CaseDraft(index, {}, execution_rules=False, graders_valid=False, own_graders=[])
     case = _CaseDraft(index, item)
     fields = {key: value for key, value in item.items() if key not in ("graders", "execution")}
-    case.spec = draft.check(TypeAdapter(CaseSpec), fields, loc)
+    case.spec = draft.check(_CASE, fields, loc)
     if item.get("execution") is not None:
         case.execution, case.execution_rules = draft.partial(
             CaseExecution, item["execution"], (*loc, "execution")
@@ -353,21 +355,29 @@ def validated(
 ) -> Suite:
     """The :class:`Suite` in ``data``, or an error listing every problem (with lines from ``locations``).
 
-    ``environment`` adds :func:`environment_problems` (for ``targets``, None = all).
+    Dataset entries in ``cases`` are read first (:mod:`~trialscore.runner.suite.datasets`); a
+    problem in a row is reported at its file and line.  ``environment`` adds
+    :func:`environment_problems` (for ``targets``, None = all).
     """
+    shown = Path(source).parent if path is not None else None
+    expansion = expand_cases(data, directory, shown, locations)
+    data = expansion.data
     draft = check_document(data, directory)
     problems = list(draft.problems)
     if environment:
         problems.extend(environment_problems(draft.targets, _draft_graders(draft), directory, targets))
-
-    def line(loc: Loc) -> int | None:
-        return locations.line(loc) if locations is not None else None
-
-    located = [*duplicates, *((problem, line(problem.loc)) for problem in problems)]
+    located: list[tuple[Problem, int | Site | None]] = [
+        *duplicates,
+        *expansion.problems,
+        *(expansion.origins.locate(problem) for problem in problems),
+    ]
     if located:
         raise invalid_suite(source, located)
     suite = Suite.model_validate(data)
     suite._path, suite._directory, suite._text, suite._source = path, directory, text, source
-    suite._lines = locations
-    suite._digest = hashlib.sha256(text.encode()).hexdigest()
+    suite._lines = expansion.origins
+    digest = hashlib.sha256(text.encode())
+    for dataset in expansion.digests:  # a changed dataset file changes the suite (resume checks it)
+        digest.update(bytes.fromhex(dataset))
+    suite._digest = digest.hexdigest()
     return suite

@@ -299,16 +299,19 @@ class Suite(Spec):
         if problems:
             from trialscore.runner.suite.locations import invalid_suite
 
-            raise invalid_suite(self._source, [(p, self._line(p.loc)) for p in problems])
+            raise invalid_suite(self._source, [self._locate(p) for p in problems])
 
-    def _line(self, loc: Loc) -> int | None:
-        return self._lines.line(loc) if self._lines is not None else None
+    def _locate(self, problem: Problem) -> tuple[Problem, Any]:
+        """``problem`` with its line in the suite file (or its place in a dataset file)."""
+        return self._lines.locate(problem) if self._lines is not None else (problem, None)
 
     def case_line(self, case_id: str) -> int | None:
-        """The line of case ``case_id`` in the suite file (None without lines, or for no such case)."""
+        """The line of case ``case_id`` in the suite file (None without lines, for no such case, or for a
+        case read from a dataset file)."""
         for index, case in enumerate(self.cases):
             if case.id == case_id:
-                return self._line(("cases", index))
+                found = self._lines.line(("cases", index)) if self._lines is not None else None
+                return found if isinstance(found, int) else None
         return None
 
     @classmethod

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from trialscore._record import Record
 from trialscore.errors import EvaluationError, TargetError, TransientTargetError
 from trialscore.results.records import TokenUsage
+from trialscore.runner.seeds import attempt_seed
 
 if TYPE_CHECKING:  # the suite schema imports the targets (their specs): no import at run time
     from trialscore.runner.suite import CaseSpec
@@ -20,16 +21,24 @@ __all__ = ["Target", "TargetError", "TargetReply", "TransientTargetError", "Tria
 
 @dataclass(frozen=True)
 class TrialRequest:
-    """One call of a target: the case, the trial index, the trial's seed and the prompt text.
+    """One call of a target: the case, the trial index, the seed and the prompt text.
 
     ``prompt`` is the case's text for an ordinary trial, or the filled rubric
-    when an ``llm_judge`` grader calls a target.
+    when an ``llm_judge`` grader calls a target.  ``seed`` is the trial's (as recorded);
+    ``attempt`` counts the retries of this call (0 for the first), and a target passes on
+    :attr:`attempt_seed`, so that each retry gets a seed of its own.
     """
 
     case: CaseSpec
     trial: int
     seed: int
     prompt: str
+    attempt: int = 0
+
+    @property
+    def attempt_seed(self) -> int:
+        """The seed of this attempt: :func:`~trialscore.runner.seeds.attempt_seed` ``(seed, attempt)``."""
+        return attempt_seed(self.seed, self.attempt)
 
 
 @dataclass(frozen=True)

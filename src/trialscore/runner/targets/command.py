@@ -9,7 +9,8 @@ the trial.
 
 Environment given to the program (besides the runner's own and the target's ``env``):
 
-* ``TRIALSCORE_CASE_ID``, ``TRIALSCORE_TRIAL``, ``TRIALSCORE_SEED``;
+* ``TRIALSCORE_CASE_ID``, ``TRIALSCORE_TRIAL``, ``TRIALSCORE_SEED``, ``TRIALSCORE_ATTEMPT``
+  (0, then 1, 2, ... on retries, each retry with a seed of its own);
 * ``TRIALSCORE_CATEGORY`` (empty when the case has none);
 * ``TRIALSCORE_INPUT``: the case text, when it is under 64 KiB (stdin always has it).
 """
@@ -130,7 +131,8 @@ class CommandTarget:
             **self._env,
             "TRIALSCORE_CASE_ID": case.id,
             "TRIALSCORE_TRIAL": str(request.trial),
-            "TRIALSCORE_SEED": str(request.seed),
+            "TRIALSCORE_SEED": str(request.attempt_seed),
+            "TRIALSCORE_ATTEMPT": str(request.attempt),
             "TRIALSCORE_CATEGORY": case.category or "",
         }
         if len(request.prompt) < _ENV_INPUT_LIMIT:

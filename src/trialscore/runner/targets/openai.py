@@ -2,7 +2,9 @@
 
 One ``POST {base_url}/chat/completions`` per call, with the case text as the user
 message (after ``system``, if given), the suite's ``model``, ``temperature`` and
-``max_tokens``, and the trial's ``seed``.  The API key is read once from the
+``max_tokens``, and the attempt's ``seed`` (the trial's seed on the first attempt, a seed of
+its own on each retry); the headers ``X-Trialscore-Seed`` (the trial's seed) and
+``X-Trialscore-Attempt`` (0, 1, ...) name the trial and attempt.  The API key is read once from the
 environment variable ``api_key_env`` names, sent as a bearer token, and never
 written anywhere: every message and output text is passed through
 :func:`~trialscore.runner.redact.redact` first (a server that echoes the request
@@ -162,7 +164,7 @@ class OpenAITarget:
         spec = self._spec
         messages = [{"role": "system", "content": spec.system}] if spec.system is not None else []
         messages.append({"role": "user", "content": request.prompt})
-        body: dict[str, Any] = {"model": spec.model, "messages": messages, "seed": request.seed}
+        body: dict[str, Any] = {"model": spec.model, "messages": messages, "seed": request.attempt_seed}
         if spec.temperature is not None:
             body["temperature"] = spec.temperature
         if spec.max_tokens is not None:
@@ -181,7 +183,10 @@ class OpenAITarget:
         an error body is only cut (its first bytes are all the message keeps).
         """
         try:
-            async with self._client.stream("POST", "chat/completions", json=self._body(request)) as response:
+            headers = {"X-Trialscore-Seed": str(request.seed), "X-Trialscore-Attempt": str(request.attempt)}
+            async with self._client.stream(
+                "POST", "chat/completions", json=self._body(request), headers=headers
+            ) as response:
                 limit = MAX_BODY_BYTES if response.status_code < 400 else MAX_ERROR_BODY_BYTES
                 chunks, size = [], 0
                 async for chunk in response.aiter_bytes():

@@ -1,8 +1,9 @@
 """The ``python`` target: a callable given the case and the trial's seed, sync or async.
 
 ``fn(case, seed)`` returns a string, a :class:`TargetReply` or a mapping with
-``output`` (and optionally ``cost_usd`` and ``tokens``).  An async callable is
-awaited on the runner's event loop; a sync one runs in a daemon thread of its own.
+``output`` (and optionally ``cost_usd`` and ``tokens``).  A callable that takes an ``attempt``
+keyword is also given the attempt (0, then 1, 2, ... on retries, each with a seed of its own).
+An async callable is awaited on the runner's event loop; a sync one runs in a daemon thread of its own.
 A thread cannot be interrupted, so a timeout abandons a hung call rather than
 stopping it: the hung call keeps only its own thread (later trials do not queue
 behind it), and being a daemon thread it does not keep the process alive at exit.
@@ -11,6 +12,7 @@ An exception it raises errors the trial; :class:`TransientTargetError` asks for 
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,13 +49,21 @@ class PythonTarget:
         self._where = f"target {spec.name!r}"
         self._fn = load_callable(spec.callable, directory, self._where)
         self._is_async = inspect.iscoroutinefunction(self._fn)
+        try:
+            parameters = list(inspect.signature(self._fn).parameters.values())
+        except (TypeError, ValueError):  # some builtins have no signature
+            parameters = []
+        self._takes_attempt = any(
+            p.name == "attempt" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters
+        )
 
     async def __call__(self, request: TrialRequest) -> TargetReply:
         """Call the function for one trial."""
+        fn = functools.partial(self._fn, attempt=request.attempt) if self._takes_attempt else self._fn
         if self._is_async:
-            value = await self._fn(request.case, request.seed)
+            value = await fn(request.case, request.attempt_seed)
         else:
-            value = await in_daemon_thread(self._fn, request.case, request.seed)
+            value = await in_daemon_thread(fn, request.case, request.attempt_seed)
         return reply_from(value, self._where)
 
     async def aclose(self) -> None:

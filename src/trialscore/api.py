@@ -1,0 +1,215 @@
+"""Running a suite from Python: scripts, notebooks (Jupyter) and async code.
+
+:func:`run_suite` does what ``trialscore run`` does, with its options named as the command's
+flags (``trials=``, ``target=``, ``case=``, ``category=``, ``concurrency=``, ``out=``,
+``store=``, ``resume=``, ``demo=``), and returns the
+:class:`~trialscore.runner.orchestrator.RunReport`: its ``cases``, ``trials``, ``summary``
+and ``to_pandas()``.  A completed run's files (``trials.jsonl``, ``cases.jsonl``,
+``summary.json``) are written to ``out`` (default: beside the store) unless ``write=False``.
+
+Where it runs:
+
+* in a plain script (no event loop running), on an event loop of its own, with Ctrl-C and
+  SIGTERM stopping the run gracefully (then ``report.completed`` is False and
+  ``report.resume_command`` finishes it);
+* inside a running event loop (a Jupyter cell, an async web handler calling sync code), on an
+  event loop of its own in a worker thread, the caller's thread waiting for it; a
+  ``KeyboardInterrupt`` (the notebook's stop button) cancels the run's trials in flight, keeps
+  the committed ones (resume them with ``resume=``) and is raised again;
+* :func:`run_suite_async` runs on the caller's loop (``await trialscore.run_suite_async(...)``),
+  leaving its signal handlers alone: cancelling the awaiting task stops the run the same way.
+
+>>> import tempfile, pathlib, trialscore
+>>> where = pathlib.Path(tempfile.mkdtemp())
+>>> report = trialscore.run_suite(demo=True, trials=2, category="arithmetic", store=where / "s.sqlite",
+...                               out=where / "out")
+>>> report.completed, len(report.cases), len(report.trials), sorted(p.name for p in (where / "out").iterdir())
+(True, 4, 8, ['cases.jsonl', 'summary.json', 'trials.jsonl'])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from trialscore.errors import EvaluationError
+from trialscore.runner import orchestrator
+from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, RunReport
+from trialscore.runner.suite import Suite
+
+__all__ = ["RunReport", "run_suite", "run_suite_async"]
+
+SuiteLike = Suite | str | os.PathLike[str] | Mapping[str, Any]
+
+
+def _names(value: str | Sequence[str] | None, what: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    names = (value,) if isinstance(value, str) else tuple(value)
+    if not names or not all(isinstance(name, str) and name for name in names):
+        raise EvaluationError(f"{what} must be a non-empty string or a list of them; got {value!r}")
+    return names
+
+
+def _suite(suite: SuiteLike | None, demo: bool, resume: str | None, store: Path, targets: Any) -> Suite:
+    from trialscore.examples import demo_suite_path
+    from trialscore.runner.suite import load_suite
+
+    if demo and suite is not None:
+        raise EvaluationError("give either a suite or demo=True, not both")
+    if demo:
+        return load_suite(demo_suite_path(), targets=targets)
+    if isinstance(suite, Suite):
+        return suite
+    if isinstance(suite, Mapping):
+        return Suite.from_mapping(suite)
+    if suite is None:
+        if resume is None:
+            raise EvaluationError("a suite (a Suite, a mapping or a file path) is required, or resume=RUN_ID")
+        return orchestrator.stored_suite(resume, store, targets)
+    return load_suite(Path(suite), targets=targets)
+
+
+def _prepare(suite: SuiteLike | None, options: dict[str, Any]) -> tuple[Suite, RunOptions]:
+    store = Path(options["store"]) if options["store"] is not None else DEFAULT_STORE
+    targets = _names(options["target"], "target")
+    loaded = _suite(suite, options["demo"], options["resume"], store, targets)
+    run_options = RunOptions(
+        trials=options["trials"],
+        targets=targets,
+        concurrency=options["concurrency"],
+        out_dir=Path(options["out"]) if options["out"] is not None else None,
+        store=store,
+        resume=options["resume"],
+        progress=options["progress"],
+        cases=_names(options["case"], "case"),
+        categories=_names(options["category"], "category"),
+    )
+    return loaded, run_options
+
+
+def _finish(report: RunReport, write: bool) -> RunReport:
+    if write and report.completed:
+        from trialscore.runner.outputs import write_outputs
+
+        write_outputs(report)
+    return report
+
+
+def _in_own_loop(suite: Suite, options: RunOptions, console: Console | None) -> RunReport:
+    """Run on a new event loop in a worker thread while the caller's loop (its thread) waits."""
+    loop = asyncio.new_event_loop()
+    task: list[asyncio.Task[RunReport]] = []
+
+    async def main() -> RunReport:
+        task.append(asyncio.current_task())  # type: ignore[arg-type]
+        return await orchestrator.run_suite_async(suite, replace(options, signals=False), console)
+
+    def work() -> RunReport:
+        try:
+            return loop.run_until_complete(main())
+        finally:
+            loop.close()
+
+    with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="trialscore-run") as pool:
+        future = pool.submit(work)
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            if task:  # stop the trials in flight; the committed ones stay for resume=
+                loop.call_soon_threadsafe(task[0].cancel)
+            concurrent.futures.wait([future])
+            raise
+
+
+def run_suite(
+    suite: SuiteLike | None = None,
+    *,
+    trials: int | None = None,
+    target: str | Sequence[str] | None = None,
+    case: str | Sequence[str] | None = None,
+    category: str | Sequence[str] | None = None,
+    concurrency: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    resume: str | None = None,
+    demo: bool = False,
+    progress: bool = False,
+    write: bool = True,
+    console: Console | None = None,
+) -> RunReport:
+    """Run (or resume) a suite and return its :class:`RunReport`; works inside a running event loop.
+
+    Parameters
+    ----------
+    suite
+        A :class:`~trialscore.runner.suite.Suite`, a suite mapping, or the path of a suite file
+        (None with ``resume``: the suite the store kept; or ``demo=True``: the bundled demo).
+    trials, target, case, category, concurrency, out, store, resume
+        As ``trialscore run``'s flags: trials per case, the targets to run, glob patterns on
+        case ids, category names (a string or a list for the last three), trials in flight,
+        the output directory, the SQLite run store, the run id to finish.
+    progress
+        Show the live progress bar (off by default: notebooks render it poorly).
+    write
+        Write the completed run's files to ``out`` (else the report only).
+    console
+        Where warnings go (default: standard error).
+
+    Returns
+    -------
+    RunReport
+        ``completed`` is False when the run was interrupted (no files are written then;
+        ``report.resume_command`` says how to finish it).
+
+    Raises
+    ------
+    EvaluationError
+        For a bad suite or option (one line naming the file, field, value and rule).
+    StoreError
+        When the run store cannot be written or read.
+    """
+    loaded, options = _prepare(suite, _options(locals()))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running: a plain script
+        return _finish(orchestrator.run_suite(loaded, options, console), write)
+    return _finish(_in_own_loop(loaded, options, console), write)
+
+
+async def run_suite_async(
+    suite: SuiteLike | None = None,
+    *,
+    trials: int | None = None,
+    target: str | Sequence[str] | None = None,
+    case: str | Sequence[str] | None = None,
+    category: str | Sequence[str] | None = None,
+    concurrency: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    resume: str | None = None,
+    demo: bool = False,
+    progress: bool = False,
+    write: bool = True,
+    console: Console | None = None,
+) -> RunReport:
+    """:func:`run_suite` as a coroutine on the running loop: ``report = await run_suite_async(...)``.
+
+    The loop's signal handlers are left alone; cancelling the awaiting task cancels the trials in
+    flight (the committed ones stay: finish the run with ``resume=report's run id``).
+    """
+    loaded, options = _prepare(suite, _options(locals()))
+    report = await orchestrator.run_suite_async(loaded, replace(options, signals=False), console)
+    return _finish(report, write)
+
+
+def _options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The run options among a call's arguments (both entry points take the same ones)."""
+    return {key: value for key, value in arguments.items() if key not in ("suite", "write", "console")}

@@ -1,0 +1,178 @@
+"""The pytest plugin, run in real pytest processes on a test file: passing, failing, flaky, errored tests."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from trialscore.runner.seeds import trial_seed
+from trialscore.stats import proportion_interval
+
+TESTS = """
+import random
+import pytest
+from trialscore.errors import TargetError
+
+
+@pytest.mark.trials(n=5, min_pass_rate=0.8)
+def test_always(trial, seed):
+    assert trial >= 0 and seed > 0
+
+
+@pytest.mark.trials(n=5, min_pass_rate=0.8)
+def test_never(trial):
+    assert trial < 0, f"trial {trial} is not negative"
+
+
+@pytest.mark.trials(n=40, min_pass_rate=0.5)
+def test_flaky(seed):
+    assert random.Random(seed).random() < 0.7
+
+
+@pytest.mark.trials(n=40, min_pass_rate=0.6, rule="confident")
+def test_flaky_confident(seed):
+    assert random.Random(seed).random() < 0.7
+
+
+@pytest.mark.trials(n=6, min_pass_rate=1.0)
+def test_unreachable_sometimes(trial):
+    if trial % 2:
+        raise TargetError("endpoint unreachable")
+
+
+@pytest.mark.trials(n=3)
+def test_all_errored():
+    raise TargetError("down")
+
+
+@pytest.fixture
+def broken():
+    raise RuntimeError("fixture broke")
+
+
+@pytest.mark.trials(n=4)
+def test_setup_error(broken):
+    pass
+
+
+def test_plain(trial, seed):
+    assert trial == 0
+"""
+
+
+def pytest_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    (tmp_path / "test_agent.py").write_text(TESTS)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the same whether or not it is installed
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "trialscore.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "-rA",
+            "test_agent.py",
+            *args,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+
+
+def expected_passes(test: str, n: int) -> int:
+    return sum(random.Random(trial_seed(0, f"test_agent.py::{test}", t)).random() < 0.7 for t in range(n))
+
+
+def outcomes(output: str) -> dict[str, str]:
+    found = re.findall(r"^(PASSED|FAILED|ERROR) test_agent.py::(\w+)", output, re.MULTILINE)
+    return {name: outcome for outcome, name in found}
+
+
+def summary_lines(output: str) -> dict[str, str]:
+    section = output.split("trialscore: repeated trials", 1)[1]
+    return dict(re.findall(r"^(?:PASS|FAIL) test_agent.py::(\w+): (.*)$", section, re.MULTILINE))
+
+
+def check_flaky(lines: dict[str, str], n: int) -> None:
+    c = expected_passes("test_flaky", n)
+    shown = proportion_interval(c, n)
+    rate = f"{shown.estimate:.3g} [{shown.low:.3g}, {shown.high:.3g}]"
+    assert lines["test_flaky"] == f"{c}/{n} passed, rate {rate}, flaky, min 0.5 (point)"
+
+
+def test_outcomes_and_summary(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path)
+    output = done.stdout
+    assert done.returncode == 1, output
+    seen = outcomes(output)
+    c = expected_passes("test_flaky_confident", 40)
+    confident = proportion_interval(c, 40).low >= 0.6
+    assert seen == {
+        "test_always": "PASSED",
+        "test_never": "FAILED",
+        "test_flaky": "PASSED" if expected_passes("test_flaky", 40) >= 20 else "FAILED",
+        "test_flaky_confident": "PASSED" if confident else "FAILED",
+        "test_unreachable_sometimes": "PASSED",  # its errored trials are left out, never failures
+        "test_all_errored": "FAILED",
+        "test_setup_error": "ERROR",  # a fixture error is an error, not a failure
+        "test_plain": "PASSED",
+    }
+    lines = summary_lines(output)
+    assert lines["test_always"] == "5/5 passed, rate 1 [0.566, 1], stable, min 0.8 (point)"
+    assert lines["test_never"] == "0/5 passed, rate 0 [0, 0.434], stable, min 0.8 (point)"
+    assert (
+        lines["test_unreachable_sometimes"]
+        == "3/3 passed, 3 errored, rate 1 [0.439, 1], stable, min 1 (point)"
+    )
+    assert lines["test_all_errored"].startswith("0/0 passed, 3 errored, rate no trial judged")
+    check_flaky(lines, 40)
+    assert "test_setup_error" not in lines and "test_plain" not in lines
+    assert "0/5 trials passed, pass rate 0 [0, 0.434]: the pass rate is below min_pass_rate=0.8" in output
+    assert "first failed trial 0 (seed" in output and "AssertionError: trial 0 is not negative" in output
+    assert "every trial errored (3 of 3): nothing could be judged" in output
+
+
+def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Path) -> None:
+    done = pytest_run(tmp_path, "--trials", "12", "-p", "xdist.plugin", "-n", "2")
+    lines = summary_lines(done.stdout)
+    assert lines["test_always"] == "12/12 passed, rate 1 [0.758, 1], stable, min 0.8 (point)"
+    check_flaky(lines, 12)
+    assert outcomes(done.stdout)["test_setup_error"] == "ERROR"
+
+
+def test_an_unmarked_session_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "trialscore.pytest_plugin",
+            "-p",
+            "no:cacheprovider",
+            "test_plain.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0 and "1 passed" in done.stdout
+    assert "trialscore" not in done.stdout
+
+
+def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
+    pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert '[project.entry-points.pytest11]\ntrialscore = "trialscore.pytest_plugin"\n' in pyproject
