@@ -94,6 +94,7 @@ def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
         "lm-eval",
         "tau-bench",
         "tau2-bench",
+        "swe-bench",
         "json-array",
         "jsonl",
         "csv",

@@ -239,6 +239,8 @@ def _warn_skipped(counts: ItemCounts) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    for note in stats.notes:
+        errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def read_counts(files: Sequence[Path], by: Sequence[str], options: ReadOptions) -> ItemCounts:

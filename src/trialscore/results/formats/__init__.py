@@ -13,7 +13,7 @@ header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
 ['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
- 'tau-bench', 'tau2-bench', 'json-array', 'jsonl', 'csv']
+ 'tau-bench', 'tau2-bench', 'swe-bench', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -41,6 +41,7 @@ from trialscore.results.formats import (
     parquet,
     promptfoo,
     run_folder,
+    swe_bench,
     tau2_bench,
     tau_bench,
     wide,
@@ -64,6 +65,7 @@ FORMATS: dict[str, Format] = {
     lm_eval.NAME: lm_eval,
     tau_bench.NAME: tau_bench,
     tau2_bench.NAME: tau2_bench,
+    swe_bench.NAME: swe_bench,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,
