@@ -13,7 +13,8 @@ header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
 ['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
- 'tau-bench', 'tau2-bench', 'swe-bench', 'json-array', 'jsonl', 'csv']
+ 'tau-bench', 'tau2-bench', 'helm', 'swe-bench', 'harbor', 'json-array',
+ 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -33,6 +34,8 @@ from typing import TYPE_CHECKING
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import (
     cases,
+    harbor,
+    helm,
     inspect_log,
     json_array,
     jsonl,
@@ -65,7 +68,9 @@ FORMATS: dict[str, Format] = {
     lm_eval.NAME: lm_eval,
     tau_bench.NAME: tau_bench,
     tau2_bench.NAME: tau2_bench,
+    helm.NAME: helm,
     swe_bench.NAME: swe_bench,
+    harbor.NAME: harbor,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,
