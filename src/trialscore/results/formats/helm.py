@@ -77,8 +77,8 @@ SUMMARY = (
 MAPS = (
     "item = <run name without model>/instance_id (plus perturbation), trial = train_trial_index, "
     "outcome = the run's correctness stat (exact_match, quasi_exact_match, ...) == 1, score = its value; "
-    "a failed request (scenario_state result.success false) is errored; group keys target (adapter_spec.model), deployment, category "
-    "(run group), run"
+    "a failed request (scenario_state result.success false) is errored; group keys target "
+    "(adapter_spec.model), deployment, category (run group), run"
 )
 SUFFIXES = (".json",)
 
