@@ -248,6 +248,8 @@ def _warn_skipped(counts: ItemCounts) -> None:
             highlight=False,
             soft_wrap=True,
         )
+    for note in stats.notes:
+        errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:

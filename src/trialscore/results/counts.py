@@ -62,7 +62,9 @@ class ReadStats:
     ``rows_used`` entered the pass-rate denominators.  Always
     ``rows_read == rows_used + rows_skipped + (rows_errored if errors == "exclude" else 0)``.
     ``first_skipped`` says where the first skipped row was and why (for a JSON
-    Lines file with lines that do not parse, the first such line).
+    Lines file with lines that do not parse, the first such line).  ``notes`` are
+    lines a reader has to say about input that is, by its tool's rules, not a
+    trial at all (an instance a run never submitted), with how many there were.
 
     >>> ReadStats(rows_read=10, rows_skipped=1, rows_errored=2).rows_used
     7
@@ -76,6 +78,7 @@ class ReadStats:
     errors: ErrorPolicy = "exclude"
     first_skipped: str | None = None
     sources: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def rows_used(self) -> int:
@@ -91,6 +94,7 @@ class ReadStats:
             errors=self.errors,
             first_skipped=self.first_skipped or other.first_skipped,
             sources=self.sources + other.sources,
+            notes=self.notes + other.notes,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -103,6 +107,7 @@ class ReadStats:
             "errors": self.errors,
             "first_skipped": self.first_skipped,
             "sources": list(self.sources),
+            "notes": list(self.notes),
         }
 
 

@@ -184,6 +184,10 @@ class TrialSink:
         if rows:
             self.stats = self.stats + ReadStats(rows_read=rows, rows_skipped=rows, first_skipped=first)
 
+    def note(self, message: str) -> None:
+        """Say something about input that is not a trial by its tool's rules (kept in ``stats.notes``)."""
+        self.stats = dataclasses.replace(self.stats, notes=(*self.stats.notes, message))
+
     def name_first_skipped(self, earlier: str | None, message: str) -> None:
         """Make ``message`` the first skipped row, unless ``earlier`` (one before this input) is."""
         self.stats = dataclasses.replace(self.stats, first_skipped=earlier or message)

@@ -13,7 +13,8 @@ header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
 ['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
- 'tau-bench', 'tau2-bench', 'openai-evals', 'deepeval', 'json-array', 'jsonl', 'csv']
+ 'tau-bench', 'tau2-bench', 'openai-evals', 'deepeval', 'helm', 'swe-bench',
+ 'harbor', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "trials.txt"
 >>> _ = path.write_text('{"case_id": "a", "trial": 0, "passed": true}\\n')
@@ -34,6 +35,8 @@ from trialscore.errors import EvaluationError
 from trialscore.results.formats import (
     cases,
     deepeval,
+    harbor,
+    helm,
     inspect_log,
     json_array,
     jsonl,
@@ -43,6 +46,7 @@ from trialscore.results.formats import (
     parquet,
     promptfoo,
     run_folder,
+    swe_bench,
     tau2_bench,
     tau_bench,
     wide,
@@ -68,6 +72,9 @@ FORMATS: dict[str, Format] = {
     tau2_bench.NAME: tau2_bench,
     openai_evals.NAME: openai_evals,
     deepeval.NAME: deepeval,
+    helm.NAME: helm,
+    swe_bench.NAME: swe_bench,
+    harbor.NAME: harbor,
     json_array.NAME: json_array,
     jsonl.NAME: jsonl,
     long_csv.NAME: long_csv,

@@ -1,0 +1,278 @@
+"""Harbor jobs (laude-institute/harbor, the Terminal-Bench 2 harness): one ``result.json`` per trial.
+
+``harbor run`` writes a job folder holding the job's own ``result.json``
+(``JobResult``: ``n_total_trials``, ``stats``; not a trial) and one folder per
+trial, ``<task>__<short id>/``, whose ``result.json`` is a ``TrialResult``
+(``model_dump_json(indent=4)``)::
+
+    {"id": "...", "task_name": "fix-git", "trial_name": "fix-git__Ab3dE7f",
+     "trial_uri": "file:///...", "task_id": {...}, "source": "terminal-bench",
+     "agent_info": {"name": "terminus-2", "version": "2.0.0",
+                    "model_info": {"name": "claude-sonnet-4", "provider": "anthropic"}},
+     "verifier_result": {"rewards": {"reward": 1.0}},
+     "exception_info": null, "started_at": "...", "finished_at": "...", ...}
+
+Input may be one trial's ``result.json``, a trial folder, a job folder, or a
+folder of job folders.  Each trial result is one trial row:
+
+* ``case_id`` is ``task_name``; ``trial`` is the trial's order by ``started_at``
+  (then ``trial_name``) among the trials of that (target, task) read together:
+  Harbor numbers no attempts;
+* ``target`` is ``agent_info.name`` with the model in parentheses
+  (``terminus-2 (anthropic/claude-sonnet-4)``; ``provider/name`` of
+  ``agent_info.model_info``); ``agent``, ``model`` and ``dataset`` (``source``) are
+  group keys too;
+* the outcome is the verifier's ``reward`` (``verifier_result.rewards.reward``, or
+  the only reward when there is one): ``passed`` is true exactly when it is 1 and
+  ``score`` keeps a value in [0, 1];
+* a trial with ``exception_info`` is **errored**, except where Harbor's own error
+  policy (``harbor/models/trial/error_policy.py``) calls the reward valid: the
+  agent exhausted its budget (``AgentTimeoutError``, context or output length
+  exceeded) or refused the task.  Those trials, when the verifier gave a reward,
+  are graded by it, because the agent under evaluation ended them itself.  A
+  finished trial with no reward is errored too;
+* a trial with neither ``finished_at`` nor an exception is still running: it is
+  not a trial, and a note counts it.
+
+>>> target("terminus-2", {"name": "gpt-5", "provider": "openai"}), target("oracle", None)
+('terminus-2 (openai/gpt-5)', 'oracle')
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from trialscore.errors import EvaluationError
+from trialscore.results.formats._text import head_text
+from trialscore.results.tally import LongTable, text_value
+
+if TYPE_CHECKING:
+    from trialscore.results.sink import TrialSink
+
+__all__ = [
+    "MAPS",
+    "NAME",
+    "REWARD_VALID",
+    "SUFFIXES",
+    "SUMMARY",
+    "model",
+    "read",
+    "sniff",
+    "target",
+    "trial_files",
+]
+
+NAME = "harbor"
+SUMMARY = (
+    "Harbor (Terminal-Bench 2) trial results: a job folder, a folder of jobs, or one trial's result.json"
+)
+MAPS = (
+    "item = task_name, trial = order by started_at within (target, task), outcome = verifier reward == 1, "
+    "score = reward; exception_info is errored (except agent timeouts / refusals Harbor grades); group keys "
+    "target (agent (provider/model)), agent, model, dataset (source)"
+)
+SUFFIXES = (".json",)
+
+#: Exception types after which Harbor's error policy keeps the reward valid (the agent ended the trial).
+REWARD_VALID = frozenset(
+    {
+        "AgentTimeoutError",
+        "ContextWindowExceededError",
+        "OutputTokenExceededError",
+        "ContextLengthExceededError",
+        "OutputLengthExceededError",
+        "AgentSafetyRefusalError",
+        "ContentPolicyViolationError",
+    }
+)
+_RESULT = "result.json"
+#: How ``TrialResult.model_dump_json`` starts: (id,) task_name, trial_name.
+_HEAD = re.compile(r'^\s*\{\s*(?:"id"\s*:\s*"[^"]*"\s*,\s*)?"task_name"\s*:\s*"[^"]*"\s*,\s*"trial_name"\s*:')
+_COLUMNS = ("case_id", "trial", "passed", "score", "target", "agent", "model", "dataset", "exception")
+
+
+def model(model_info: object) -> str | None:
+    """``provider/name`` of an ``agent_info.model_info`` (None without a name)."""
+    if not isinstance(model_info, dict) or not isinstance(model_info.get("name"), str):
+        return None
+    provider = model_info.get("provider")
+    return (
+        f"{provider}/{model_info['name']}" if isinstance(provider, str) and provider else model_info["name"]
+    )
+
+
+def target(agent: str, model_info: object) -> str:
+    """``agent (provider/model)``, or the agent's name alone when no model is named."""
+    name = model(model_info)
+    return agent if name is None else f"{agent} ({name})"
+
+
+def _is_trial_result(path: Path) -> bool:
+    head = head_text(path, 4096)
+    return head is not None and _HEAD.match(head) is not None
+
+
+def _subfolders(path: Path) -> list[Path]:
+    try:
+        return sorted(child for child in path.iterdir() if child.is_dir())
+    except OSError:
+        return []
+
+
+def trial_files(path: Path) -> list[Path]:
+    """The trial ``result.json`` files of a file, a trial folder, a job folder or a folder of jobs."""
+    if not path.is_dir():
+        return [path]
+    if (path / _RESULT).is_file() and _is_trial_result(path / _RESULT):
+        return [path / _RESULT]
+    for depth in (1, 2):
+        folders = (
+            _subfolders(path)
+            if depth == 1
+            else [sub for job in _subfolders(path) for sub in _subfolders(job)]
+        )
+        found = [folder / _RESULT for folder in folders if (folder / _RESULT).is_file()]
+        found = [file for file in found if _is_trial_result(file)]
+        if found:
+            return found
+    return []
+
+
+def sniff(path: Path) -> bool:
+    """A JSON object starting ``{"id": ..., "task_name": ..., "trial_name": ...``, or a folder holding
+    one as ``result.json`` itself, one level down (a job) or two (a folder of jobs)."""
+    try:
+        if path.is_dir():
+            return bool(trial_files(path))
+        return path.is_file() and _is_trial_result(path)
+    except OSError:
+        return False
+
+
+def _text(data: dict[str, Any], name: str, where: str) -> str:
+    value = data.get(name)
+    if not isinstance(value, str) or not value:
+        raise EvaluationError(f"{where}: field {name!r} must be non-empty text; got {value!r:.60}")
+    return value
+
+
+def _object(data: dict[str, Any], name: str, where: str) -> dict[str, Any] | None:
+    value = data.get(name)
+    if value is not None and not isinstance(value, dict):
+        raise EvaluationError(f"{where}: field {name!r} must be an object or null; got {value!r:.60}")
+    return value
+
+
+def _reward(verifier: dict[str, Any] | None, where: str) -> float | None:
+    """The trial's reward, or None when the verifier gave none."""
+    rewards = verifier.get("rewards") if verifier is not None else None
+    if rewards is None or rewards == {}:
+        return None
+    if not isinstance(rewards, dict):
+        raise EvaluationError(
+            f"{where}: field 'verifier_result.rewards' must be an object; got {rewards!r:.60}"
+        )
+    if "reward" in rewards:
+        name = "reward"
+    elif len(rewards) == 1:
+        name = next(iter(rewards))
+    else:
+        raise EvaluationError(
+            f"{where}: field 'verifier_result.rewards' has several rewards and none named 'reward'; "
+            f"got {sorted(rewards)!r:.60}"
+        )
+    value = rewards[name]
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise EvaluationError(
+            f"{where}: field 'verifier_result.rewards.{name}' must be a number; got {value!r:.60}"
+        )
+    return float(value)
+
+
+def _trial(result: object, where: str) -> dict[str, str | None] | None:
+    """One trial's row values (``started_at`` included for ordering); None for a trial still running."""
+    if not isinstance(result, dict):
+        raise EvaluationError(f"{where}: a Harbor trial result is a JSON object; got {result!r:.60}")
+    task = _text(result, "task_name", where)
+    agent_info = _object(result, "agent_info", where)
+    if agent_info is None:
+        raise EvaluationError(f"{where}: field 'agent_info' must be an object; got None")
+    agent = _text(agent_info, "name", f"{where} agent_info")
+    model_info = _object(agent_info, "model_info", f"{where} agent_info")
+    exception = _object(result, "exception_info", where)
+    kind = None
+    if exception is not None:
+        kind = _text(exception, "exception_type", f"{where} exception_info")
+    if kind is None and result.get("finished_at") is None:
+        return None
+    reward = _reward(_object(result, "verifier_result", where), where)
+    graded = reward is not None and (kind is None or kind in REWARD_VALID)
+    started = result.get("started_at")
+    return {
+        "case_id": task,
+        "passed": ("true" if reward == 1 else "false") if graded else None,
+        "score": text_value(reward) if graded and reward is not None and 0 <= reward <= 1 else None,
+        "target": target(agent, model_info),
+        "agent": agent,
+        "model": model(model_info),
+        "dataset": text_value(result.get("source")),
+        "exception": kind,
+        "started_at": started if isinstance(started, str) else None,
+        "trial_name": text_value(result.get("trial_name")),
+    }
+
+
+def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTable, int]:
+    """Trial rows of Harbor trial results, and how many trials were still running (not trials)."""
+    rows: list[tuple[dict[str, str | None], str]] = []
+    running = 0
+    skipped = 0
+    first_skipped = None
+    for file in files:
+        try:
+            try:
+                result = json.loads(file.read_text(encoding="utf-8-sig"))
+            except ValueError as exc:
+                raise EvaluationError(f"{file}: not valid JSON: {exc}") from exc
+            row = _trial(result, str(file))
+        except EvaluationError as exc:
+            if not skip_invalid:
+                raise EvaluationError(f"{exc} (--skip-invalid skips and counts bad trial results)") from exc
+            skipped += 1
+            first_skipped = first_skipped or str(exc)
+            continue
+        if row is None:
+            running += 1
+        else:
+            rows.append((row, f"{file} (task {row['case_id']})"))
+    rows.sort(
+        key=lambda pair: (
+            pair[0]["started_at"] is None,
+            pair[0]["started_at"] or "",
+            pair[0]["trial_name"] or "",
+        )
+    )
+    seen: dict[tuple[str | None, str | None], int] = {}
+    columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
+    for row, _ in rows:
+        key = (row["target"], row["case_id"])
+        row["trial"] = str(seen.get(key, 0))
+        seen[key] = seen.get(key, 0) + 1
+        for name in _COLUMNS:
+            columns[name].append(row[name])
+    return LongTable(columns, tuple(where for _, where in rows), skipped, first_skipped), running
+
+
+def read(path: Path, sink: TrialSink) -> None:
+    """Add every trial result of a job folder (or a trial, or a folder of jobs) to ``sink``."""
+    files = trial_files(path)
+    if not files:
+        raise EvaluationError(f"{path}: the folder holds no Harbor trial result (<trial>/result.json)")
+    table, running = harbor_table(files, sink.skip_invalid)
+    sink.scan_table(str(path), table)
+    if running:
+        sink.note(f"{path}: {running} trial(s) with neither finished_at nor exception_info are still running")
