@@ -63,6 +63,28 @@ def run(
         bool, typer.Option("--demo", help="Run the bundled demo suite against the simulated agent.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show the live progress bar.")] = True,
+    adaptive: Annotated[
+        bool | None,
+        typer.Option(
+            "--adaptive/--fixed",
+            help="Stop a case once no outcome of its remaining trials can change its verdict "
+            "(same verdicts as the fixed run).  [default: the suite's execution.adaptive]",
+            show_default=False,
+        ),
+    ] = None,
+    sequential: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequential/--no-sequential",
+            help="With --adaptive: also stop a mean/ci95 case once an anytime-valid confidence "
+            "sequence clears or misses its threshold (error rate <= --alpha).",
+            show_default=False,
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(help="Error rate of --sequential.  [default: the suite's execution.alpha, 0.05]"),
+    ] = None,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -92,6 +114,9 @@ def run(
             out_dir=out,
             resume=resume,
             progress=progress,
+            adaptive=adaptive,
+            sequential=sequential,
+            alpha=alpha,
             **({"store": store} if store is not None else {}),
         )
         report = run_suite(loaded, options, errors)
