@@ -1,4 +1,4 @@
-"""Adaptive runs: verdicts equal the fixed run's on the same seeds, no wasted trial in flight, the rule stated."""
+"""Adaptive runs: the fixed run's verdicts on the same seeds, no wasted trial in flight, the rule stated."""
 
 from __future__ import annotations
 

@@ -101,8 +101,9 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
         share = adaptive["trials_saved"] / planned if planned else 0.0
         console.print(
             f"adaptive ({adaptive['rule']}): {adaptive['trials_run']} trials run of {planned} planned, "
-            f"{adaptive['trials_saved']} saved ({share:.0%}), {adaptive['trials_wasted_in_flight']} wasted in "
-            "flight; a stopped case's pass/n is not an unbiased rate (metrics above say which stay valid)",
+            f"{adaptive['trials_saved']} saved ({share:.0%}), "
+            f"{adaptive['trials_wasted_in_flight']} wasted in flight; "
+            "a stopped case's pass/n is not an unbiased rate (metrics above say which stay valid)",
             soft_wrap=True,
         )
     print_errors(summary["errors"], console)
