@@ -158,6 +158,28 @@ def run(
             "run and store nothing.",
         ),
     ] = False,
+    adaptive: Annotated[
+        bool | None,
+        typer.Option(
+            "--adaptive/--fixed",
+            help="Stop a case once no outcome of its remaining trials can change its verdict "
+            "(same verdicts as the fixed run).  [default: the suite's execution.adaptive]",
+            show_default=False,
+        ),
+    ] = None,
+    sequential: Annotated[
+        bool | None,
+        typer.Option(
+            "--sequential/--no-sequential",
+            help="With --adaptive: also stop a mean/ci95 case once an anytime-valid confidence "
+            "sequence clears or misses its threshold (error rate <= --alpha).",
+            show_default=False,
+        ),
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option(help="Error rate of --sequential.  [default: the suite's execution.alpha, 0.05]"),
+    ] = None,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -209,6 +231,9 @@ def run(
             cases=tuple(case) if case else None,
             categories=tuple(category) if category else None,
             store=store if store is not None else DEFAULT_STORE,
+            adaptive=adaptive,
+            sequential=sequential,
+            alpha=alpha,
         )
         if dry_run:
             _print_dry_run(loaded, options)

@@ -39,6 +39,7 @@ from rich.markup import escape
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
+from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
 from trialscore.runner.budget import Budget
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
@@ -98,10 +99,16 @@ class RunOptions:
     cases: tuple[str, ...] | None = None
     categories: tuple[str, ...] | None = None
     signals: bool = True
+    adaptive: bool | None = None
+    sequential: bool | None = None
+    alpha: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
         return {
+            "adaptive": self.adaptive,
+            "sequential": self.sequential,
+            "alpha": self.alpha,
             "trials": self.trials,
             "targets": list(self.targets) if self.targets is not None else None,
             "concurrency": self.concurrency,
@@ -137,6 +144,7 @@ class RunReport:
     cost: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    adaptive: dict[str, Any] | None = None
 
     @property
     def resume_command(self) -> str:
@@ -178,6 +186,7 @@ class RunReport:
             "cost": self.cost,
             "settings": self.settings,
             "elapsed_s": self.elapsed_s,
+            "adaptive": self.adaptive,
         }
 
 
@@ -309,6 +318,7 @@ class _Execution:
         stored: Sequence[TrialRecord],
         concurrency: int,
         console: Console,
+        rule: AdaptiveRule | None = None,
     ) -> None:
         self.suite, self.run_id, self.store = suite, run_id, store
         self.targets = targets
@@ -338,6 +348,16 @@ class _Execution:
             key = (record.target or "", record.case_id)
             self._started[key] = self._started.get(key, 0) + 1
         self.jobs = job_order(cases, self.evaluated, done)
+        self.planned = self.counters.total
+        self.rule = rule
+        self.scheduler = (
+            Scheduler([(c.spec.id, c.settings) for c in cases], self.evaluated, stored, rule.alpha)
+            if rule is not None
+            else None
+        )
+        self._changed = asyncio.Event()
+        if self.scheduler is not None:
+            self.counters.total -= self.scheduler.saved
         self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
 
     def _redacted(self, record: TrialRecord) -> TrialRecord:
@@ -370,6 +390,8 @@ class _Execution:
 
     def _take(self) -> tuple[str, _Case, int] | None:
         """The next trial to start, skipping (and marking) those a reached budget stops."""
+        if self.scheduler is not None:
+            return self._take_adaptive(self.scheduler)
         while not self.stopping:
             if self.run_budget.exhausted:
                 self._skip_the_rest()
@@ -388,8 +410,57 @@ class _Execution:
             return job
         return None
 
+    def _take_adaptive(self, scheduler: Scheduler) -> tuple[str, _Case, int] | None:
+        """The next unit the adaptive scheduler allows, skipping (and marking) the cases a budget stops."""
+        while not self.stopping:
+            if self.run_budget.exhausted:
+                self._skip_the_rest()
+                return None
+            unit = scheduler.start()
+            if unit is None:
+                return None
+            key = (unit.target, unit.case_id)
+            if self.case_budgets[key].exhausted:
+                left = scheduler.drop(unit.target, unit.case_id, unit)
+                self.cost_limited.add(key)
+                self.counters.skipped += left
+                self.counters.done += left
+                continue
+            self._started[key] = self._started.get(key, 0) + 1
+            return unit.target, self.cases[unit.case_id], unit.trial
+        return None
+
+    async def _next(self) -> tuple[str, _Case, int] | None:
+        """The next trial to start; an adaptive run waits while a trial in flight may unlock one."""
+        while True:
+            job = self._take()
+            scheduler = self.scheduler
+            if job is not None or scheduler is None or self.stopping or scheduler.exhausted:
+                return job
+            if scheduler.in_flight == 0:
+                return None
+            await self._changed.wait()
+
+    def _finished(self, name: str, case: _Case, trial: int, record: TrialRecord) -> None:
+        """Tell the adaptive scheduler a trial finished, and wake the workers waiting on it."""
+        if self.scheduler is None:
+            return
+        saved = self.scheduler.saved
+        self.scheduler.finish(Unit(name, case.spec.id, trial), record)
+        self.counters.total -= self.scheduler.saved - saved
+        self._changed.set()
+        self._changed = asyncio.Event()
+
     def _skip_the_rest(self) -> None:
         """The run budget is reached: count every trial not started as skipped, without walking them."""
+        if self.scheduler is not None:
+            for key in self.case_budgets:
+                left = self.scheduler.drop(*key)
+                if left:
+                    self.cost_limited.add(key)
+                    self.counters.skipped += left
+                    self.counters.done += left
+            return
         self.jobs = iter(())
         for name in self.evaluated:
             for case in self.cases.values():
@@ -462,15 +533,17 @@ class _Execution:
         return len(self.records) - self._stored
 
     async def _worker(self, writer: _Writer) -> None:
-        while (job := self._take()) is not None:
+        while (job := await self._next()) is not None:
             record = self._redacted(await self._trial(*job))
             self._charge(record)
             await writer.commit(TrialStore.row(self.run_id, record))
             self.records.append(record)
+            self._finished(*job, record)
 
     def interrupt(self) -> None:
         """Stop starting trials and cancel those in flight."""
         self.stopping = True
+        self._changed.set()
         for task in self._workers:
             task.cancel()
 
@@ -543,12 +616,15 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         for name in names:
             suite.target(name)
         run_id = new_run_id()
-        settings = {
+        settings: dict[str, Any] = {
             "trials": options.trials,
             "targets": names,
             "concurrency": options.concurrency or suite.execution.concurrency,
             **selection_settings(suite, options.cases, options.categories),
         }
+        rule = _adaptive_rule(suite, options)
+        if rule is not None:
+            settings["adaptive"] = rule.to_dict()
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
             run_id,
@@ -589,6 +665,23 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
     if options.out_dir is not None:
         info = replace(info, out_dir=str(options.out_dir))
     return info.run_id, info, True
+
+
+def _adaptive_rule(suite: Suite, options: RunOptions) -> AdaptiveRule | None:
+    """The run's stopping rule: the options where given, else the suite's ``execution`` keys."""
+    execution = suite.execution
+    return AdaptiveRule.choose(
+        execution.adaptive if options.adaptive is None else options.adaptive,
+        execution.sequential if options.sequential is None else options.sequential,
+        execution.alpha if options.alpha is None else options.alpha,
+    )
+
+
+def _stored_rule(settings: dict[str, Any]) -> AdaptiveRule | None:
+    stored = settings.get("adaptive")
+    if not stored:
+        return None
+    return AdaptiveRule(bool(stored["sequential"]), stored["alpha"])
 
 
 def _prepared_cases(suite: Suite, trials: int | None, judge: Any) -> list[_Case]:
@@ -698,6 +791,7 @@ async def _session(
             stored,
             concurrency,
             console,
+            _stored_rule(info.settings),
         )
         if create:  # the targets and graders are built: only now is the run recorded
             store.create_run(info)
@@ -712,7 +806,7 @@ async def _session(
         store=options.store,
         out_dir=Path(info.out_dir or "."),
         completed=completed,
-        planned=execution.counters.total,
+        planned=execution.planned,
         committed=store.count(info.run_id),
         ran_now=execution.ran_now,
         skipped=execution.counters.skipped,
@@ -724,6 +818,7 @@ async def _session(
             "concurrency": concurrency,
             "seed": suite.execution.seed,
         },
+        adaptive=_adaptive_summary(execution),
     )
     if not completed:
         return report
@@ -734,18 +829,35 @@ def _aggregated(execution: _Execution) -> list[CaseResult]:
     by_key: dict[tuple[str, str], list[TrialRecord]] = {}
     for record in execution.records:
         by_key.setdefault((record.target or "", record.case_id), []).append(record)
-    return [
-        aggregate(
-            by_key.get((name, case.spec.id), []),
-            case.settings,
-            case.spec.id,
-            name,
-            case.spec.category,
-            cost_limited=(name, case.spec.id) in execution.cost_limited,
-        )
-        for name in execution.evaluated
-        for case in execution.cases.values()
-    ]
+    results = []
+    for name in execution.evaluated:
+        for case in execution.cases.values():
+            result = aggregate(
+                by_key.get((name, case.spec.id), []),
+                case.settings,
+                case.spec.id,
+                name,
+                case.spec.category,
+                cost_limited=(name, case.spec.id) in execution.cost_limited,
+            )
+            if execution.scheduler is not None:
+                result = stopped_result(result, execution.scheduler.outcome(name, case.spec.id))
+            results.append(result)
+    return results
+
+
+def _adaptive_summary(execution: _Execution) -> dict[str, Any] | None:
+    """Trials run, saved against the fixed design and wasted in flight, and the rule (None: a fixed run)."""
+    scheduler, rule = execution.scheduler, execution.rule
+    if scheduler is None or rule is None:
+        return None
+    return {
+        **rule.to_dict(),
+        "trials_planned": execution.planned,
+        "trials_run": len(execution.records),
+        "trials_saved": scheduler.saved,
+        "trials_wasted_in_flight": scheduler.wasted(),
+    }
 
 
 def _warnings(execution: _Execution) -> list[str]:

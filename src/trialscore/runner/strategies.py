@@ -49,7 +49,7 @@ from trialscore.results.records import TrialRecord
 from trialscore.runner.suite import CaseSettings, Strategy
 from trialscore.stats.intervals import Interval, bounded_mean_interval
 
-__all__ = ["CaseResult", "CaseVerdict", "TrialSummary", "aggregate"]
+__all__ = ["CaseResult", "CaseVerdict", "TrialSummary", "aggregate", "mean_verdict"]
 
 #: A case's verdict: a trial's four, plus ``skipped`` (the cost limit stopped it before any trial ran).
 CaseVerdict = Literal["pass", "fail", "borderline", "error", "skipped"]
@@ -92,6 +92,8 @@ class CaseResult:
     cost_usd: float | None
     unknown_cost_attempts: int
     cost_limited: bool
+    stop_reason: str | None = None
+    sequence: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Seed 003's per-case record (snake_case), plus target, category, cost and flakiness.
@@ -116,7 +118,12 @@ class CaseResult:
                 "total_attempts": self.total_attempts,
             }
             record["errored_attempts"] = self.errored_attempts
-            if self.stimulus is not None and self.stimulus.multi_trial is not None:
+            if self.stop_reason is not None:
+                record["stopped"] = self.stop_reason
+                record["planned_attempts"] = self.planned_attempts
+                if self.sequence is not None:
+                    record["sequence"] = self.sequence
+            elif self.stimulus is not None and self.stimulus.multi_trial is not None:
                 metrics = self.stimulus.multi_trial
                 record["metrics"] = {
                     "per_trial_pass_rate": metrics.per_trial_pass_rate,
@@ -176,17 +183,29 @@ def _verdict(
         if ci.low >= threshold:
             return mean, "pass"
         return mean, "fail" if ci.high < threshold else "borderline"
-    if passed == 0:
-        return mean, "fail"
+    return mean, mean_verdict(mean, passed > 0, settings)
+
+
+def mean_verdict(mean: float, any_passed: bool, settings: CaseSettings) -> CaseVerdict:
+    """The ``mean`` strategy's verdict of a mean score: ``fail`` when no trial passed, else by the marks.
+
+    >>> from trialscore.runner.suite import CaseSettings
+    >>> settings = CaseSettings(10, "mean", None, 60.0, 2, 0.5, 0.8, 0.5)
+    >>> [mean_verdict(mean, passed, settings) for mean, passed in ((0.8, True), (0.6, True), (0.9, False))]
+    ['pass', 'borderline', 'fail']
+    """
+    if not any_passed:
+        return "fail"
+    threshold = settings.threshold
     if threshold is None:
         raise EvaluationError(
-            f"strategy {strategy!r} needs a threshold to compare the mean score to; got None"
+            f"strategy {settings.strategy!r} needs a threshold to compare the mean score to; got None"
         )
     if mean >= threshold:
-        return mean, "pass"
+        return "pass"
     if settings.borderline is not None and mean >= settings.borderline:
-        return mean, "borderline"
-    return mean, "fail"
+        return "borderline"
+    return "fail"
 
 
 def aggregate(

@@ -35,14 +35,14 @@ import numpy as np
 
 from trialscore.compat.scoring import compute_skill_score
 from trialscore.core.bank import Bank
-from trialscore.core.estimators import avg, pass_at_k, pass_hat_k
+from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
 from trialscore.results.records import TrialRecord
 from trialscore.runner.failures import error_summary
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
 
-__all__ = ["UNCATEGORIZED", "build_summary", "target_metrics"]
+__all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "target_metrics"]
 
 #: The skill name of cases without a category.
 UNCATEGORIZED = "uncategorized"
@@ -79,16 +79,67 @@ def target_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     k = bank.min_trials
     scores = np.array([c.stimulus.aggregate_score for c in scored if c.stimulus is not None], dtype=float)
     result["k"] = k
+    result.update(_pass_metrics(bank, k))
+    if scores.size:
+        ceiling = max(float(bank.n.sum()), float(scores.size))
+        interval = bounded_mean_interval(np.clip(scores, 0.0, 1.0), max_n=ceiling).to_dict()
+        result["mean_score"] = {"estimate": math.fsum(scores) / len(scores), "interval": interval}
+    return result
+
+
+def _pass_metrics(bank: Bank, k: int) -> dict[str, Any]:
+    """pass@1, pass@k and pass^k of a bank, each with its default item interval."""
+    result = {}
     for name, metric, metric_k, estimate in (
         ("pass_at_1", "avg", None, avg(bank)),
         ("pass_at_k", "pass@k", k, pass_at_k(bank, k)),
         ("pass_hat_k", "pass^k", k, pass_hat_k(bank, k)),
     ):
         result[name] = {"estimate": estimate, "interval": item_interval(bank, metric, metric_k).to_dict()}
-    if scores.size:
-        ceiling = max(float(bank.n.sum()), float(scores.size))
-        interval = bounded_mean_interval(np.clip(scores, 0.0, 1.0), max_n=ceiling).to_dict()
-        result["mean_score"] = {"estimate": math.fsum(scores) / len(scores), "interval": interval}
+    return result
+
+
+def stopped_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
+    """Suite metrics of an adaptive run, only where they stay valid after stopping.
+
+    A case stopped early has fewer trials, chosen by its own outcomes, so its ``c / n`` and the
+    unbiased pass@k / pass^k of all its trials are no longer unbiased.  Reported instead:
+
+    * ``pass_at_1``, ``pass_at_k``, ``pass_hat_k`` at ``k`` = the fewest scored trials any case
+      kept, computed on the *first* ``k`` scored trials of every case (every case ran them
+      before it could stop; ``basis`` says so);
+    * ``bayes``: Bayes@N's posterior mean and sd over every trial run (a posterior depends on
+      the data, not on the rule that stopped collecting them).
+
+    The mean case score is not reported (a stopped case's mean is biased).
+
+    >>> from trialscore.runner.strategies import aggregate
+    >>> from trialscore.runner.suite import CaseSettings
+    >>> from trialscore.results.records import TrialRecord
+    >>> def case(i, flags):
+    ...     records = [TrialRecord(case_id=f"c{i}", trial=t, passed=f, verdict="pass" if f else "fail",
+    ...                            score=float(f)) for t, f in enumerate(flags)]
+    ...     return aggregate(records, CaseSettings(4, "pass_all", None, 1, 0, 0, None, None), f"c{i}", "a")
+    >>> m = stopped_metrics([case(0, [True, False]), case(1, [True, True, True, True])])
+    >>> m["k"], m["pass_at_1"]["estimate"], m["basis"]
+    (2, 0.75, 'the first 2 scored trials of every case')
+    """
+    scored = [case for case in cases if case.total_attempts > 0]
+    result: dict[str, Any] = {
+        "cases_scored": len(scored),
+        "cases_without_scored_trials": len(cases) - len(scored),
+    }
+    if not scored:
+        return result
+    k = min(case.total_attempts for case in scored)
+    first = [[t.verdict == "pass" for t in case.trials if t.verdict != "error"][:k] for case in scored]
+    bank = Bank.from_counts([k] * len(scored), [sum(flags) for flags in first])
+    result["k"] = k
+    result["basis"] = f"the first {k} scored trials of every case"
+    result.update(_pass_metrics(bank, k))
+    everything = Bank.from_counts([c.total_attempts for c in scored], [c.passed_attempts for c in scored])
+    mu, sigma = bayes(everything)
+    result["bayes"] = {"mean": mu, "sd": sigma, "basis": "every trial run (Bayes@N)"}
     return result
 
 
@@ -146,7 +197,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
                     case.planned_attempts - len(case.trials) for case in cases if case.cost_limited
                 ),
             },
-            "metrics": target_metrics(cases),
+            "metrics": target_metrics(cases) if report.adaptive is None else stopped_metrics(cases),
             "case_verdicts": _verdicts(cases),
             "stimulus_scores": [s for s in (_stimulus_dict(case) for case in cases) if s is not None],
             "skill_scores": _skills(cases, suite.execution.skill_mark),
@@ -162,6 +213,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
         "warnings": [*_error_warnings(errors), *report.warnings],
         "errors": errors,
         "targets": targets,
+        **({"adaptive": report.adaptive} if report.adaptive is not None else {}),
     }
 
 

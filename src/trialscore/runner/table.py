@@ -44,7 +44,9 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
         rows: list[list[str | Text]] = []
         for case in (case for case in report.cases if case.target == name):
             metrics = case.stimulus.multi_trial if case.stimulus is not None else None
-            verdict = case.verdict + (" (cost-limited)" if case.cost_limited else "")
+            verdict = (
+                case.verdict + (" (cost-limited)" if case.cost_limited else "") + _stopped(case.stop_reason)
+            )
             partial = case.unknown_cost_attempts and case.cost_usd is not None
             rows.append(
                 [
@@ -55,7 +57,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                     _number(case.score),
                     f"{case.passed_attempts}/{case.total_attempts}",
                     str(case.errored_attempts) if case.errored_attempts else "",
-                    _number(metrics.pass_at_k if metrics else None),
+                    _number(metrics.pass_at_k if metrics and case.stop_reason is None else None),
                     f"{case.stimulus.flakiness_percent:.0f}" if case.stimulus and case.stimulus.flaky else "",
                     format_usd(case.cost_usd, unknown="-") + ("+?" if partial else ""),
                 ]
@@ -63,7 +65,16 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
         console.print(fitted_table(title, _HEADER, rows, console.width, _JUSTIFY))
         metrics = target["metrics"]
         k = metrics.get("k", "-")
-        if metrics["cases_scored"]:
+        if metrics["cases_scored"] and "basis" in metrics:
+            bayes = metrics["bayes"]
+            console.print(
+                f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
+                f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
+                f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   (95% wilson-eff over cases, on "
+                f"{metrics['basis']})   Bayes@N {bayes['mean']:.3f} ± {bayes['sd']:.3f} (every trial run)",
+                soft_wrap=True,
+            )
+        elif metrics["cases_scored"]:
             console.print(
                 f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
                 f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
@@ -84,9 +95,31 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             + f"   trials: {trials['stored']} run, {trials['errored']} errored"
             + f"   cost {_spend(target)}"
         )
+    adaptive = summary.get("adaptive")
+    if adaptive:
+        planned = adaptive["trials_planned"]
+        share = adaptive["trials_saved"] / planned if planned else 0.0
+        console.print(
+            f"adaptive ({adaptive['rule']}): {adaptive['trials_run']} trials run of {planned} planned, "
+            f"{adaptive['trials_saved']} saved ({share:.0%}), "
+            f"{adaptive['trials_wasted_in_flight']} wasted in flight; "
+            "a stopped case's pass/n is not an unbiased rate (metrics above say which stay valid)",
+            soft_wrap=True,
+        )
     print_errors(summary["errors"], console)
     for warning in summary["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+
+
+def _stopped(reason: str | None) -> str:
+    """The note a stopped case's verdict gets in the table.
+
+    >>> _stopped("settled_pass"), _stopped("sequential"), _stopped(None)
+    (' (settled)', ' (sequential)', '')
+    """
+    if reason is None:
+        return ""
+    return " (sequential)" if reason == "sequential" else " (settled)"
 
 
 def _spend(target: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Field, PrivateAttr, StrictInt, ValidationError
+from pydantic import Field, PrivateAttr, StrictBool, StrictInt, ValidationError, model_validator
 
 import trialscore.runner.graders
 import trialscore.runner.targets  # noqa: F401  (registers the target types)
@@ -121,6 +121,17 @@ class ExecutionSpec(Spec):
     threshold: _Probability | None = None
     borderline: _Probability | None = None
     skill_threshold: _Probability | None = None
+    adaptive: StrictBool = False
+    sequential: StrictBool = False
+    alpha: Annotated[float, Field(gt=0.0, lt=1.0)] = 0.05
+
+    @model_validator(mode="after")
+    def _sequential_needs_adaptive(self) -> ExecutionSpec:
+        if self.sequential and not self.adaptive:
+            raise ValueError(
+                "sequential: true needs adaptive: true (the sequential rule stops an adaptive run)"
+            )
+        return self
 
     @property
     def skill_mark(self) -> float:
