@@ -84,8 +84,11 @@ def test_plan_reads_a_normal_run_file_with_groups(tmp_path: Path) -> None:
     ]
     path = tmp_path / "trials.jsonl"
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    pooled = CliRunner().invoke(app, ["plan", "--delta", "0.1", "--pilot", str(path)])
-    assert pooled.exit_code == 2 and "--by" in pooled.output  # (item, trial) repeats across targets
+    # Models are never pooled unasked: with no --by, two targets are two plans (and a note says so).
+    unasked = CliRunner().invoke(app, ["plan", "--delta", "0.1", "--pilot", str(path), "-f", "json"])
+    assert unasked.exit_code == 0, unasked.output
+    assert "grouped by target: the inputs hold 2 targets" in unasked.stderr
+    assert [plan["label"] for plan in json.loads(unasked.stdout)["plans"]] == ["target=a", "target=bb"]
     result = CliRunner().invoke(
         app, ["plan", "--delta", "0.1", "--pilot", str(path), "--by", "target", "-f", "json"]
     )

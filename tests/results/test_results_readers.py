@@ -374,3 +374,65 @@ def test_repeated_case_trial_rows_name_the_file(tmp_path: Path) -> None:
     path.write_text("".join(json.dumps({"case_id": c, "trial": t, "passed": p}) + "\n" for c, t, p in rows))
     with pytest.raises(EvaluationError, match=rf"^{re.escape(str(path))}: item 'a' has 2 trials"):
         read_counts([path])
+
+
+def _trials_file(path: Path, targets: list[str | None]) -> Path:
+    rows = []
+    for index, target in enumerate(targets):
+        for item in range(3):
+            for trial in range(2):
+                row: dict[str, object] = {
+                    "case_id": f"c{item}",
+                    "trial": trial,
+                    "passed": (item + trial + index) % 2 == 0,
+                }
+                if target is not None:
+                    row["target"] = target
+                rows.append(row)
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def test_group_targets_groups_several_targets_and_pools_one(tmp_path: Path) -> None:
+    two = read_counts([_trials_file(tmp_path / "two.jsonl", ["m1", "m2"])], group_targets=True)
+    assert two.by == ("target",)
+    assert [(g.label, g.n.tolist(), g.c.tolist()) for g in two.groups()] == [
+        ("target=m1", [2, 2, 2], [1, 1, 1]),
+        ("target=m2", [2, 2, 2], [1, 1, 1]),
+    ]
+    assert any("grouped by target: the inputs hold 2 targets" in note for note in two.stats.notes)
+    one = read_counts([_trials_file(tmp_path / "one.jsonl", ["m1"])], group_targets=True)
+    assert one.by == () and one.item.tolist() == ["c0", "c1", "c2"] and not one.stats.notes
+    none = read_counts([_trials_file(tmp_path / "none.jsonl", [None])], group_targets=True)
+    assert none.by == () and none.graded.tolist() == [2, 2, 2]
+
+
+def test_group_targets_keeps_an_input_without_targets_apart(tmp_path: Path) -> None:
+    named = _trials_file(tmp_path / "named.jsonl", ["m1"])
+    bare = _trials_file(tmp_path / "bare.jsonl", [None])
+    counts = read_counts([named, bare], group_targets=True)
+    assert [g.label for g in counts.groups()] == ["target=m1", "target=—"]  # "—": no target named
+
+
+def test_group_targets_yields_to_explicit_grouping_and_pooling(tmp_path: Path) -> None:
+    path = _trials_file(tmp_path / "two.jsonl", ["m1", "m2"])
+    with pytest.raises(
+        EvaluationError, match="--by target"
+    ):  # --by file was asked for: no target groups added
+        read_counts([path], by=["file"], group_targets=True)
+    pooled = read_counts([path], group_targets=True, allow_repeated_trials=True)
+    assert pooled.by == () and pooled.graded.tolist() == [4, 4, 4]
+    with pytest.raises(EvaluationError, match="--by target"):
+        read_counts([path])  # the library pools nothing unasked either: repeated (item, trial) is an error
+
+
+def test_a_tool_folder_with_two_models_scores_per_model_with_no_flags() -> None:
+    from typer.testing import CliRunner
+
+    from trialscore.cli import app
+
+    folder = Path(__file__).parent / "fixtures" / "lm-eval" / "out"
+    result = CliRunner().invoke(app, ["score", str(folder), "-f", "json"])
+    assert result.exit_code == 0, result.output
+    labels = [group["label"] for group in json.loads(result.stdout)["groups"]]
+    assert labels == ["target=model-a", "target=model-b"]

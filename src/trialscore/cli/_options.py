@@ -279,6 +279,7 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
         errors=options.errors.value,
         allow_repeated_trials=options.allow_repeated_trials,
         input_format=options.input_format,
+        group_targets=True,
     )
     _warn_skipped(counts)
     return counts

@@ -37,6 +37,7 @@ counted once each.  An input with no trials is an error.  The group key
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
 __all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts"]
 
 _RECORD_GROUPS = ("run_id", "suite", "target", "category")
+#: The group key of models / agents.
+_TARGET = "target"
 #: TrialRecord fields that are not one value per trial, left out of a record source's rows.
 _NESTED = frozenset({"grader_results", "tokens", "output"})
 
@@ -89,6 +92,7 @@ def read_counts(
     errors: ErrorPolicy = "exclude",
     allow_repeated_trials: bool = False,
     input_format: str | None = None,
+    group_targets: bool = False,
 ) -> ItemCounts:
     """Read trial files and folders into per-(group, item) counts.
 
@@ -103,6 +107,9 @@ def read_counts(
     allow_repeated_trials : pool rows whose (item, trial) repeat instead of raising
     input_format : read every input as this format (a name of
         :data:`trialscore.results.formats.FORMATS`) instead of detecting it
+    group_targets : with no ``by`` (and repeated trials not allowed), group by ``target``
+        when the inputs hold more than one target (models are never pooled unasked);
+        inputs without a target column count as one more target, ``None``
 
     Returns
     -------
@@ -110,7 +117,9 @@ def read_counts(
         Per-(group, item) counts and the :class:`~trialscore.results.counts.ReadStats`.
     """
     policy = check_error_policy(errors)
-    with TrialSink(by, columns, skip_invalid) as sink:
+    auto = group_targets and not by and not allow_repeated_trials
+    keys = (_TARGET,) if auto else tuple(by)
+    with TrialSink(keys, columns, skip_invalid, optional_groups=keys if auto else ()) as sink:
         for path in paths:
             if isinstance(path, RecordSource):
                 if not path.records:
@@ -118,7 +127,16 @@ def read_counts(
                 sink.scan_table(path.label, path.table())
             else:
                 read_input(Path(path), sink, input_format)
-        return sink.counts(policy, allow_repeated_trials)
+        counts = sink.counts(policy, allow_repeated_trials)
+    if not auto:
+        return counts
+    targets = len(set(counts.group_values[0].tolist()))
+    if targets <= 1:
+        return dataclasses.replace(counts, by=(), group_values=())
+    note = f"grouped by target: the inputs hold {targets} targets (--by chooses the groups)"
+    return dataclasses.replace(
+        counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
+    )
 
 
 def count_records(

@@ -125,9 +125,14 @@ class TrialSink:
     """
 
     def __init__(
-        self, by: Sequence[str] = (), columns: ColumnMap | None = None, skip_invalid: bool = False
+        self,
+        by: Sequence[str] = (),
+        columns: ColumnMap | None = None,
+        skip_invalid: bool = False,
+        optional_groups: Sequence[str] = (),
     ) -> None:
         self.by = tuple(by)
+        self.optional_groups = frozenset(optional_groups)
         self.columns = columns or ColumnMap()
         self.skip_invalid = skip_invalid
         self.con = _cursor()
@@ -193,7 +198,12 @@ class TrialSink:
         self.stats = dataclasses.replace(self.stats, first_skipped=earlier or message)
 
     def _data_by(self, available: Sequence[str]) -> list[str]:
-        return [name for name in self.by if name != FILE_KEY or FILE_KEY in available]
+        """The group keys read from the data: all but ``file`` and the optional ones it lacks."""
+        return [
+            name
+            for name in self.by
+            if name in available or (name != FILE_KEY and name not in self.optional_groups)
+        ]
 
     # ----------------------------------------------------------------------------------------- counting
 
@@ -226,8 +236,8 @@ class TrialSink:
         for index, name in enumerate(self.by):
             if name in data_groups:
                 part[f"g{index}"] = table[f"g{data_groups.index(name)}"]
-            else:
-                part[f"g{index}"] = strings([label] * rows)
+            else:  # the input's label for ``file``; an optional key the input lacks is null
+                part[f"g{index}"] = strings([label if name == FILE_KEY else None] * rows)
         counted_columns = COUNT_COLUMNS if self.columns.cluster is None else (*COUNT_COLUMNS, "cluster")
         part.update((name, table[name]) for name in counted_columns)
         self._parts.append(part)
