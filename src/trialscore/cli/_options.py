@@ -260,7 +260,6 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
     """
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import read_counts as read
-    from trialscore.runner.history import resolve_inputs
 
     columns = ColumnMap(
         item=options.item_col,
@@ -271,8 +270,13 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
         threshold=options.threshold,
         cluster=options.cluster_col,
     )
+    inputs: Sequence[Path | RecordSource] = files
+    if any(isinstance(path, Path) and not path.exists() for path in files):
+        from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path
+
+        inputs = resolve_inputs(files, options.store)
     counts = read(
-        resolve_inputs(files, options.store),
+        inputs,
         by=by,
         columns=columns,
         skip_invalid=options.skip_invalid,
