@@ -48,6 +48,12 @@ __all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "target_metrics"
 UNCATEGORIZED = "uncategorized"
 
 
+def _scored(cases: Sequence[CaseResult]) -> tuple[list[CaseResult], dict[str, Any]]:
+    """The cases with at least one scored trial, and the counts every metrics block starts with."""
+    scored = [case for case in cases if case.total_attempts > 0]
+    return scored, {"cases_scored": len(scored), "cases_without_scored_trials": len(cases) - len(scored)}
+
+
 def target_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     """Suite metrics of one target's cases: pass@1, pass@k, pass^k, mean score, with intervals.
 
@@ -68,11 +74,7 @@ def target_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     >>> m["pass_at_1"]["estimate"], m["pass_at_k"]["estimate"], m["k"]
     (0.75, 1.0, 2)
     """
-    scored = [case for case in cases if case.total_attempts > 0]
-    result: dict[str, Any] = {
-        "cases_scored": len(scored),
-        "cases_without_scored_trials": len(cases) - len(scored),
-    }
+    scored, result = _scored(cases)
     if not scored:
         return result
     bank = Bank.from_counts([c.total_attempts for c in scored], [c.passed_attempts for c in scored])
@@ -124,11 +126,7 @@ def stopped_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     >>> m["k"], m["pass_at_1"]["estimate"], m["basis"]
     (2, 0.75, 'the first 2 scored trials of every case')
     """
-    scored = [case for case in cases if case.total_attempts > 0]
-    result: dict[str, Any] = {
-        "cases_scored": len(scored),
-        "cases_without_scored_trials": len(cases) - len(scored),
-    }
+    scored, result = _scored(cases)
     if not scored:
         return result
     k = min(case.total_attempts for case in scored)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from trialscore.errors import EvaluationError
@@ -17,6 +17,7 @@ __all__ = [
     "head_text",
     "is_blank",
     "json_lines",
+    "member_files",
     "nonblank_line_number",
 ]
 
@@ -113,3 +114,14 @@ def json_lines(path: Path) -> Iterator[tuple[int, object]]:
                 yield number, json.loads(line)
             except ValueError as exc:
                 raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
+
+
+def member_files(path: Path, pattern: str, belongs: Callable[[Path], bool]) -> list[Path]:
+    """``[path]`` for a file; for a folder, its files matching ``pattern`` that ``belongs`` accepts,
+    sorted by name (an unreadable folder has none)."""
+    if not path.is_dir():
+        return [path]
+    try:
+        return sorted(file for file in path.glob(pattern) if file.is_file() and belongs(file))
+    except OSError:
+        return []

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text, json_lines
+from trialscore.results.formats._text import head_text, json_lines, member_files
 from trialscore.results.tally import LongTable
 
 if TYPE_CHECKING:
@@ -84,12 +84,7 @@ def _is_log(path: Path) -> bool:
 
 def log_files(path: Path) -> list[Path]:
     """The logs of ``path``: the file itself, or the ``.jsonl`` files in the folder that are logs."""
-    if not path.is_dir():
-        return [path]
-    try:
-        return sorted(file for file in path.glob("*.jsonl") if file.is_file() and _is_log(file))
-    except OSError:
-        return []
+    return member_files(path, "*.jsonl", _is_log)
 
 
 def sniff(path: Path) -> bool:

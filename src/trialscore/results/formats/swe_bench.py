@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import head_text, member_files
 from trialscore.results.tally import LongTable
 
 if TYPE_CHECKING:
@@ -109,12 +109,7 @@ def _is_report(path: Path) -> bool:
 
 def report_files(path: Path) -> list[Path]:
     """``path`` itself, or the run reports directly in the folder (sorted by name)."""
-    if not path.is_dir():
-        return [path]
-    try:
-        return sorted(file for file in path.glob("*.json") if file.is_file() and _is_report(file))
-    except OSError:
-        return []
+    return member_files(path, "*.json", _is_report)
 
 
 def sniff(path: Path) -> bool:
