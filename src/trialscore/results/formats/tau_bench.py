@@ -24,14 +24,13 @@ Each object is one trial row:
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import head_text, json_array_items
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -102,12 +101,7 @@ def _trial_row(result: object) -> tuple[str, str, str | None]:
 
 def tau_bench_table(path: Path, skip_invalid: bool = False) -> LongTable:
     """Trial rows of one tau-bench results file."""
-    try:
-        results = json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
-    if not isinstance(results, list):
-        raise EvaluationError(f"{path}: a tau-bench results file is a JSON list of results")
+    results = json_array_items(path)  # one result at a time: a results file can be GBs of trajectories
     fields = name_fields(path.stem)
     columns: dict[str, list[str | None]] = {name: [] for name in ("case_id", "trial", "passed", "reward")}
     where: list[str] = []
