@@ -3,7 +3,8 @@
 Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with intervals per
 group), ``compare`` (paired comparison, a CI gate),
 ``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
-(items and trials needed), ``track`` (trends per task category), ``schema`` (the
+(items and trials needed), ``track`` (trends per task category), ``report`` (one offline HTML
+report), ``schema`` (the
 trial-record JSON schema) and ``demo``.
 
 Shared options are declared once in :mod:`trialscore.cli._options` (the reading options
@@ -35,6 +36,7 @@ COMMAND_MODULES = (
     "rank",
     "plan",
     "track",
+    "report",
     "formats",
     "schema",
 )

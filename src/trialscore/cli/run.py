@@ -63,6 +63,10 @@ def run(
         bool, typer.Option("--demo", help="Run the bundled demo suite against the simulated agent.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show the live progress bar.")] = True,
+    html_report: Annotated[
+        bool,
+        typer.Option("--report", help="Also write report.html, the offline HTML report, beside the results."),
+    ] = False,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -104,6 +108,10 @@ def run(
             )
             raise typer.Exit(EXIT_INTERRUPTED)
         files = write_outputs(report)
+        if html_report:
+            from trialscore.cli.report import write_run_report
+
+            html_path = write_run_report(files.trials.parent)
     except StoreError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_STORE_FAILED) from exc
@@ -117,6 +125,8 @@ def run(
         f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
         soft_wrap=True,
     )
+    if html_report:
+        console.print(f"report: {html_path}", markup=False, highlight=False, soft_wrap=True)
     if summary["errors"]["all_errored"]:
         errors.print(
             f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "
