@@ -223,7 +223,7 @@ def _curves(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[di
 
 def _case_rows(
     run: RunData, baseline: RunData | None, settings: ReportSettings
-) -> tuple[list[dict[str, Any]], list[Any], dict[tuple[str | None, str], str]]:
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[tuple[str | None, str], str]]:
     """One row per case (the table) and its trials (the drawer's JSON); the flip of each case."""
     from trialscore.stats import proportion_interval
 
@@ -233,6 +233,7 @@ def _case_rows(
     flips = {}
     rows = []
     details: list[Any] = []
+    graders: dict[str, int] = {}
     for index, case in enumerate(run.cases):
         state = case_state(case, settings.errors)
         n = case.graded + (case.errored if settings.errors == "fail" else 0)
@@ -263,25 +264,52 @@ def _case_rows(
                 "flip": change,
             }
         )
-        details.append(
-            [
-                [
-                    d.trial,
-                    d.verdict,
-                    d.score,
-                    d.cost,
-                    None if d.latency is None else round(d.latency, 3),
-                    d.output,
-                    d.output_chars,
-                    d.error,
-                    [list(g) for g in d.graders],
-                ]
-                for d in case.details
-            ]
-            if case.detailed
-            else None
-        )
-    return rows, details, flips
+        details.append(_trial_columns(case, graders) if case.detailed else None)
+    return rows, {"trials": details, "graders": list(graders)}, flips
+
+
+def _short(value: float | None) -> float | int | None:
+    """A number for the embedded JSON: 4 significant digits, whole numbers without '.0'."""
+    if value is None:
+        return None
+    rounded = float(f"{value:.4g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+
+
+def _column(values: list[Any]) -> list[Any] | None:
+    """A column of the drawer's data; None when every entry is None (nothing to show)."""
+    return None if all(value is None for value in values) else values
+
+
+def _trial_columns(case: CaseTrials, graders: dict[str, int]) -> list[Any]:
+    """A case's trials for the drawer, column by column (compact): see ``report.js`` for the layout.
+
+    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
+    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``.
+    """
+    details = case.details
+    indices = [d.trial for d in details]
+    outputs = [
+        d.output if d.output_chars <= len(d.output or "") else [d.output, d.output_chars] for d in details
+    ]
+    grades = []
+    for d in details:
+        row = []
+        for name, score, passed, reason in d.graders:
+            entry: list[Any] = [graders.setdefault(name, len(graders)), _short(score), passed]
+            if reason is not None:
+                entry.append(reason)
+            row.append(entry)
+        grades.append(row)
+    return [
+        None if indices == list(range(len(details))) else indices,
+        _column([_short(d.score) for d in details]),
+        _column([_short(d.cost) for d in details]),
+        _column([_short(d.latency) for d in details]),
+        _column(outputs),
+        _column([d.error for d in details]),
+        grades if any(grades) else None,
+    ]
 
 
 def _comparisons(run: RunData, baseline: RunData, settings: ReportSettings, by: str) -> list[dict[str, Any]]:
@@ -318,7 +346,7 @@ def _comparisons(run: RunData, baseline: RunData, settings: ReportSettings, by: 
                 "interval": f"[{result.interval.low:+.3g}, {result.interval.high:+.3g}]",
                 "p": _f(result.p_value),
                 "mde": _f(result.mde),
-                "items": str(result.paired_items),
+                "cases": str(result.paired_items),
                 "verdict": result.verdict,
                 "rule": result.rule,
             }
@@ -438,7 +466,7 @@ def build_model(
         )
     run = runs[-1]
     groups = _groups(run.cases, settings.by, settings.errors)
-    rows, details, flips = _case_rows(run, baseline, settings)
+    rows, data, flips = _case_rows(run, baseline, settings)
     flaky = sorted(
         (row for row in rows if row["state"] == "flaky"), key=lambda r: (-r["width"], r["case"], r["target"])
     )
@@ -482,4 +510,4 @@ def build_model(
                 if any(_group_name(case, by) for case in run.cases)
             ],
         }
-    return page, {"trials": details}
+    return page, data

@@ -21,6 +21,7 @@
     var cell = tr.cells[2];
     var letters = cell.textContent.trim();
     var tally = {};
+    tr.setAttribute("data-t", letters);
     cell.textContent = "";
     for (var i = 0; i < letters.length; i++) {
       var ch = letters.charAt(i);
@@ -69,7 +70,7 @@
       var ok = (!flaky.checked || state === "flaky") &&
         (!failing.checked || state === "fail" || state === "flaky") &&
         (!errored.checked || tr.getAttribute("data-e") !== "0") &&
-        (!category.value || tr.getAttribute("data-c") === category.value) &&
+        (!category.value || tr.cells[7].textContent === category.value) &&
         (!text || tr.textContent.toLowerCase().indexOf(text) >= 0);
       tr.hidden = !ok;
       if (ok) count++;
@@ -82,41 +83,48 @@
 
   function fmt(v, suffix) { return v === null || v === undefined ? "—" : v + (suffix || ""); }
 
+  function text(v) { return v === null || v === undefined ? "—" : String(v); }
+
+  // A case's trials, column by column: [indices (null = 0..n-1), scores, costs, latencies,
+  // outputs (a cut one is [text, full length]), errors, graders ([name index, score, passed, reason])].
   function open(tr, button) {
-    var index = parseInt(tr.getAttribute("data-i"), 10);
-    var trials = data.trials[index];
+    var cols = data.trials[rows.indexOf(tr)];
+    var letters = tr.getAttribute("data-t");
     opener = button;
     document.getElementById("drawer-title").textContent = button.textContent +
       (tr.cells[0].textContent ? " (" + tr.cells[0].textContent + ")" : "");
     drawerBody.textContent = "";
     drawerBody.appendChild(el("p", tr.cells[3].textContent + " passed; pass rate " + tr.cells[4].textContent));
-    if (!trials) {
+    if (!cols) {
       drawerBody.appendChild(el("p", "This format records counts only: no per-trial detail."));
     } else {
-      trials.forEach(function (t) {
+      for (var i = 0; i < letters.length; i++) {
+        var pick = function (c) { return cols[c] ? cols[c][i] : null; };
         var box = el("div", null, "trial");
-        box.appendChild(el("h3", "trial " + t[0] + ": " + t[1]));
-        box.appendChild(el("p", "score " + fmt(t[2]) + " · cost " + (t[3] === null ? "—" : "$" + t[3]) +
-          " · latency " + fmt(t[4], " s")));
-        if (t[5] !== null) {
-          box.appendChild(el("p", t[6] > t[5].length ? "output (first " + t[5].length + " of " + t[6] +
-            " characters)" : "output"));
-          box.appendChild(el("pre", t[5]));
+        box.appendChild(el("h3", "trial " + (cols[0] ? cols[0][i] : i) + ": " + names[letters.charAt(i)]));
+        box.appendChild(el("p", "score " + text(pick(1)) + " · cost " + (pick(2) === null ? "—" : "$" + pick(2)) +
+          " · latency " + (pick(3) === null ? "—" : pick(3) + " s")));
+        var out = pick(4);
+        if (out !== null) {
+          var cut = Array.isArray(out);
+          box.appendChild(el("p", cut ? "output (first " + out[0].length + " of " + out[1] + " characters)" : "output"));
+          box.appendChild(el("pre", cut ? out[0] : out));
         }
-        if (t[7] !== null) {
+        if (pick(5) !== null) {
           box.appendChild(el("p", "error"));
-          box.appendChild(el("pre", t[7]));
+          box.appendChild(el("pre", pick(5)));
         }
-        if (t[8].length) {
+        var grades = pick(6);
+        if (grades && grades.length) {
           var list = el("ul");
-          t[8].forEach(function (g) {
-            list.appendChild(el("li", g[0] + ": score " + fmt(g[1]) + (g[2] === null ? "" : g[2] ? ", passed" :
-              ", failed") + (g[3] ? " — " + g[3] : "")));
+          grades.forEach(function (g) {
+            list.appendChild(el("li", data.graders[g[0]] + ": score " + text(g[1]) +
+              (g[2] === null ? "" : g[2] ? ", passed" : ", failed") + (g.length > 3 ? " — " + g[3] : "")));
           });
           box.appendChild(list);
         }
         drawerBody.appendChild(box);
-      });
+      }
     }
     drawer.hidden = false;
     document.getElementById("drawer-close").focus();
