@@ -6,6 +6,7 @@ is missing they are skipped with a loud reason; they never download a browser.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -180,7 +181,7 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    sockets = []
+    sockets = contextlib.ExitStack()
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.monotonic() + 60
@@ -194,8 +195,7 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
         url = next(target["webSocketDebuggerUrl"] for target in targets if target["type"] == "page")
 
         def load(path: Path) -> Page:
-            socket = connect(url, max_size=2**26, open_timeout=30)
-            sockets.append(socket)
+            socket = sockets.enter_context(connect(url, max_size=2**26, open_timeout=30))
             page = Page(socket)
             for domain in ("Page", "Runtime", "Log", "Network"):
                 page.send(f"{domain}.enable")
@@ -205,8 +205,7 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
 
         yield load
     finally:
-        for socket in sockets:
-            socket.close()
+        sockets.close()
         process.terminate()
         try:
             process.wait(timeout=20)
