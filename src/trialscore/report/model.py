@@ -270,7 +270,7 @@ def _case_rows(
 
 def _short(value: float | None) -> float | int | None:
     """A number for the embedded JSON: 4 significant digits, whole numbers without '.0'."""
-    if value is None:
+    if value is None or not math.isfinite(value):
         return None
     rounded = float(f"{value:.4g}")
     return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
@@ -305,7 +305,7 @@ def _trial_columns(case: CaseTrials, graders: dict[str, int]) -> list[Any]:
         None if indices == list(range(len(details))) else indices,
         _column([_short(d.score) for d in details]),
         _column([_short(d.cost) for d in details]),
-        _column([_short(d.latency) for d in details]),
+        _column([None if d.latency is None else float(f"{d.latency:.3g}") for d in details]),
         _column(outputs),
         _column([d.error for d in details]),
         grades if any(grades) else None,

@@ -11,8 +11,8 @@ line separators U+2028 / U+2029 inside that JSON, so no text can close the scrip
 
 from __future__ import annotations
 
+import functools
 import json
-import math
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -23,25 +23,18 @@ __all__ = ["render_page", "safe_json"]
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
-def _finite(value: Any) -> Any:
-    """``value`` with NaN and infinities replaced by None (JSON has neither)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (list, tuple)):
-        return [_finite(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
-    return value
-
-
 def safe_json(data: Any) -> str:
-    """Compact JSON of ``data`` that is safe inside ``<script type="application/json">``."""
-    text = json.dumps(_finite(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """Compact JSON of ``data`` that is safe inside ``<script type="application/json">``.
+
+    ``data`` must hold no NaN or infinity (JSON has neither): that raises ``ValueError``.
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     for raw, escaped in _ESCAPES.items():
         text = text.replace(raw, escaped)
     return text
 
 
+@functools.lru_cache(maxsize=1)
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("trialscore.report", "templates"),

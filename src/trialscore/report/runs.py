@@ -114,6 +114,28 @@ def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _parse_all(lines: list[str]) -> list[Any] | None:
+    """Every line's JSON object in one parse (fast), or None: then each line is parsed alone.
+
+    Only when every line is one ``{...}`` text and the parse gives one value per line, so no
+    value can straddle two lines.
+    """
+    if not all(line.lstrip().startswith("{") and line.rstrip().endswith("}") for line in lines):
+        return None
+    try:
+        parsed = json.loads("[" + ",".join(lines) + "]")
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, list) and len(parsed) == len(lines) else None
+
+
+def _loads(line: str) -> object:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None
+
+
 def _fast_record(data: object) -> bool:
     """Whether a parsed line is a plainly valid trial record (anything else goes through the schema)."""
     if not isinstance(data, dict):
@@ -162,15 +184,14 @@ def _read_records(path: Path, label: str, skip_invalid: bool) -> RunData:
     rows = skipped = 0
     first_skipped = None
     with path.open("r", encoding="utf-8-sig") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
+        lines = handle.read().splitlines()
+    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    parsed = _parse_all([line for _, line in numbered])
+    for index, (number, line) in enumerate(numbered):
+        if True:
             rows += 1
             where = f"{path} line {number}"
-            try:
-                data = json.loads(line)
-            except ValueError:
-                data = None
+            data = parsed[index] if parsed is not None else _loads(line)
             if not _fast_record(data):
                 try:
                     record = TrialRecord.from_json_line(line, where)

@@ -36,7 +36,8 @@
   function key(tr, col) {
     var cell = tr.cells[col];
     var v = cell.getAttribute("data-v");
-    return v === null ? cell.textContent.toLowerCase() : parseFloat(v);
+    if (v !== null) return parseFloat(v);
+    return col === 5 ? parseFloat(cell.textContent) : cell.textContent.toLowerCase();
   }
 
   Array.prototype.forEach.call(table.tHead.querySelectorAll("button"), function (btn) {
@@ -69,7 +70,7 @@
       var state = tr.getAttribute("data-s");
       var ok = (!flaky.checked || state === "flaky") &&
         (!failing.checked || state === "fail" || state === "flaky") &&
-        (!errored.checked || tr.getAttribute("data-e") !== "0") &&
+        (!errored.checked || tr.hasAttribute("data-e")) &&
         (!category.value || tr.cells[7].textContent === category.value) &&
         (!text || tr.textContent.toLowerCase().indexOf(text) >= 0);
       tr.hidden = !ok;
