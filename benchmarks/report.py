@@ -104,7 +104,8 @@ def main() -> None:
     print(f"{args.cases} cases x {args.trials} trials x 2 runs (best of {args.repeat}, in process)")
     print(f"  score (both runs)   {t_score * 1000:8.1f} ms")
     print(
-        f"  report              {t_report * 1000:8.1f} ms   ratio report/score = {t_report / t_score:.2f}x (target <= 2)"
+        f"  report              {t_report * 1000:8.1f} ms   "
+        f"ratio report/score = {t_report / t_score:.2f}x (target <= 2)"
     )
     print(f"  report size         {size / 1e6:8.3f} MB   ({size / 1_000_000:.0%} of the 1 MB bound)")
 
