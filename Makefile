@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint bench clean browser
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,6 +17,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/trialscore run --demo --out demo-output
 	$(BIN)/trialscore score demo-output/trials.jsonl --k 1,3,5
+	$(BIN)/trialscore report demo-output --out demo-output/report.html
+
+# The browser the report tests drive (headless Chromium, Debian package); idempotent.  Offline
+# machines tolerate the failure: the browser tests are then skipped with a loud reason.
+browser:
+	@test -x /usr/bin/chromium || (apt-get install -y chromium >/dev/null 2>&1 || \
+	  (apt-get update >/dev/null 2>&1 && apt-get install -y chromium >/dev/null 2>&1)) || \
+	  echo "warning: could not install chromium; the report's browser tests will be skipped"
 
 # Lint and types: ruff (rules and format) and mypy (strict on the core and the statistics).
 lint: $(STAMP)
@@ -25,7 +33,7 @@ lint: $(STAMP)
 	$(BIN)/mypy src/trialscore
 
 # One test process per core (pytest-xdist); the slow simulations included.
-test: lint
+test: lint browser
 	$(BIN)/python -m pytest -n auto
 
 # The quick loop while developing: lint, types, and every test but the slow simulations.

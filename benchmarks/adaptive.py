@@ -72,14 +72,17 @@ def compare_runs(cases: int) -> None:
             fixed = run_suite(suite, RunOptions(store=Path(tmp) / "f.sqlite", progress=False))
             fixed_s = time.perf_counter() - clock
             clock = time.perf_counter()
-            adaptive = run_suite(suite, RunOptions(store=Path(tmp) / "a.sqlite", progress=False, adaptive=True))
+            adaptive = run_suite(
+                suite, RunOptions(store=Path(tmp) / "a.sqlite", progress=False, adaptive=True)
+            )
             adaptive_s = time.perf_counter() - clock
         same = [c.verdict for c in fixed.cases] == [c.verdict for c in adaptive.cases]
         info = adaptive.adaptive or {}
         saved = info["trials_saved"] / info["trials_planned"]
         mark = "ok" if saved >= target and same else "MISS"
         print(
-            f"  {strategy:10s} verdicts identical: {same}; trials {info['trials_run']} vs {len(fixed.records)}, "
+            f"  {strategy:10s} verdicts identical: {same}; "
+            f"trials {info['trials_run']} vs {len(fixed.records)}, "
             f"saved {saved:.0%} (target {target:.0%}) {mark}; wasted in flight "
             f"{info['trials_wasted_in_flight']}; wall time adaptive/fixed {adaptive_s / fixed_s:.2f}"
         )

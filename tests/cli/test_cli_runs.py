@@ -120,3 +120,25 @@ def test_track_reads_every_stored_run_dated_by_the_store(tmp_path: Path) -> None
     assert facts["trend_test"]["alpha_each"] == 0.025 and facts["advice"]["code"].startswith("pass_at_1_")
     by_name = runner.invoke(app, ["track", "latest~1", "latest", "--store", str(store), "-f", "json"])
     assert by_name.exit_code == 0 and json.loads(by_name.output)["categories"][0]["comparison"] is not None
+
+
+def test_report_reads_stored_runs_as_their_folders(tmp_path: Path) -> None:
+    first, second = _two_runs(tmp_path)
+    store = ["--store", str(tmp_path / "s.sqlite")]
+    stored = tmp_path / "stored.html"
+    folders = tmp_path / "folders.html"
+    by_name = runner.invoke(app, ["report", "latest", "--baseline", "latest~1", *store, "--out", str(stored)])
+    assert by_name.exit_code == 0, by_name.output
+    by_path = runner.invoke(
+        app, ["report", str(tmp_path / "out3"), "--baseline", str(tmp_path / "out5"), "--out", str(folders)]
+    )
+    assert by_path.exit_code == 0, by_path.output
+    html = stored.read_text()
+    assert second in html and first in html  # the runs are named by their ids
+
+    def trial_data(page: str) -> str:
+        start = page.index('<script type="application/json" id="trial-data">')
+        return page[start : page.index("</script>", start)]
+
+    # The same trials either way: every case's outcomes, seeds, costs and latencies.
+    assert trial_data(html) == trial_data(folders.read_text())

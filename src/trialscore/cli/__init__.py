@@ -4,7 +4,7 @@ Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with i
 group), ``compare`` (paired comparison, a CI gate),
 ``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
 (items and trials needed), ``track`` (trends per task category), ``runs`` (the run store as
-history), ``schema`` (the
+history), ``report`` (one offline HTML report), ``schema`` (the
 trial-record JSON schema) and ``demo``.
 
 Shared options are declared once in :mod:`trialscore.cli._options` (the reading options
@@ -37,6 +37,7 @@ COMMAND_MODULES = (
     "plan",
     "track",
     "runs",
+    "report",
     "formats",
     "schema",
 )

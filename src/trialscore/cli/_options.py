@@ -48,6 +48,7 @@ __all__ = [
     "read_counts",
     "reading_options",
     "split",
+    "warn_skipped_rows",
 ]
 
 #: Version of the JSON layout every command prints with ``--format json``.
@@ -239,16 +240,20 @@ def default_ks(counts: ItemCounts) -> list[int]:
     return [1] if largest <= 1 else [1, largest]
 
 
-def _warn_skipped(counts: ItemCounts) -> None:
-    stats = counts.stats
-    if stats.rows_skipped:
+def warn_skipped_rows(rows: int, first: str | None) -> None:
+    """Warn on stderr that ``rows`` invalid rows were skipped, naming the first."""
+    if rows:
         errors.print(
-            f"warning: skipped {stats.rows_skipped} invalid row(s); first: {stats.first_skipped}",
+            f"warning: skipped {rows} invalid row(s); first: {first}",
             markup=False,
             highlight=False,
             soft_wrap=True,
         )
-    for note in stats.notes:
+
+
+def _warn_skipped(counts: ItemCounts) -> None:
+    warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
+    for note in counts.stats.notes:
         errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 

@@ -180,6 +180,10 @@ def run(
         float | None,
         typer.Option(help="Error rate of --sequential.  [default: the suite's execution.alpha, 0.05]"),
     ] = None,
+    html_report: Annotated[
+        bool,
+        typer.Option("--report", help="Also write report.html, the offline HTML report, beside the results."),
+    ] = False,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -249,6 +253,10 @@ def run(
             raise typer.Exit(EXIT_INTERRUPTED)
         verdict = judge_run(report, checks)
         files = write_outputs(report, extra={"gates": verdict.to_dict()} if checks.gated else None)
+        if html_report:
+            from trialscore.cli.report import write_run_report
+
+            html_path = write_run_report(files.trials.parent)
         summary = build_summary(report)
         print_run(report, summary, console)
         console.print(
@@ -256,6 +264,8 @@ def run(
             f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
             soft_wrap=True,
         )
+        if html_report:
+            console.print(f"report: {html_path}", markup=False, highlight=False, soft_wrap=True)
         finish_run(report, summary, verdict, checks)
     except StoreError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)

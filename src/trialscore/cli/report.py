@@ -1,0 +1,119 @@
+"""``trialscore report``: one offline HTML file showing what the numbers mean, case by case."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import date
+from enum import Enum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from trialscore.cli._app import app, console
+from trialscore.cli._options import ReadOptions, bad_input, reading_options, split
+from trialscore.errors import EvaluationError
+
+if TYPE_CHECKING:
+    from trialscore.report.runs import RunData
+
+__all__ = ["report", "write_run_report"]
+
+
+class ReportBy(str, Enum):
+    """What the headline, curves and verdicts are grouped by."""
+
+    target = "target"
+    category = "category"
+
+
+def _dates(text: str | None) -> tuple[date, ...] | None:
+    if text is None:
+        return None
+    out = []
+    for part in split(text):
+        try:
+            out.append(date.fromisoformat(part))
+        except ValueError as exc:
+            raise EvaluationError(f"--dates entries must be ISO dates (YYYY-MM-DD); got {part!r}") from exc
+    return tuple(out)
+
+
+def _read(path: Path, read: ReadOptions) -> RunData:
+    from trialscore.cli._options import warn_skipped_rows
+    from trialscore.report.runs import read_run
+    from trialscore.results.columns import ColumnMap
+
+    columns = ColumnMap(
+        item=read.item_col,
+        trial=read.trial_col,
+        passed=read.pass_col,
+        score=read.score_col,
+        verdict=read.verdict_col,
+        threshold=read.threshold,
+    )
+    if path.exists():
+        run = read_run(path, columns, read.skip_invalid, read.input_format)
+    else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
+        from trialscore.results.readers import RecordSource
+        from trialscore.runner.history import resolve_inputs
+
+        (source,) = resolve_inputs([path], read.store)
+        assert isinstance(source, RecordSource)
+        with tempfile.TemporaryDirectory(prefix="trialscore-") as folder:
+            trials = Path(folder) / "trials.jsonl"
+            trials.write_text("".join(record.model_dump_json() + "\n" for record in source.records))
+            run = read_run(trials, columns, read.skip_invalid, label=source.label)
+    warn_skipped_rows(run.rows_skipped, run.first_skipped)
+    return run
+
+
+def write_run_report(folder: Path) -> Path:
+    """Write ``report.html`` into a run's output folder (``trialscore run --report``); return its path."""
+    from trialscore.report import write_report
+
+    return write_report(folder / "report.html", [folder])
+
+
+@app.command()
+@reading_options(clusters=False)
+def report(
+    runs: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Runs (anything 'score' reads: a run folder, a trial file, another tool's log, a run id "
+            "of the store, latest~N); the last is reported, earlier ones are its history for the trends.",
+        ),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The HTML file to write.")] = Path("report.html"),
+    baseline: Annotated[
+        Path | None,
+        typer.Option("--baseline", help="A run to compare with: per-case flips, paired verdicts."),
+    ] = None,
+    by: Annotated[
+        ReportBy, typer.Option("--by", help="Group headline, curves and verdicts by target or category.")
+    ] = ReportBy.target,
+    dates: Annotated[
+        str | None,
+        typer.Option(
+            "--dates", help="Comma-separated ISO date of each run (default: its trials' started_at)."
+        ),
+    ] = None,
+    level: Annotated[float, typer.Option("--level", help="Confidence level of intervals.")] = 0.95,
+    read: ReadOptions = ReadOptions(),
+) -> None:
+    """Write one self-contained HTML report: cases, flaky cases, curves, flips, errors, trends.
+
+    Example: trialscore report results/ --baseline last-week/ --out report.html
+    """
+    with bad_input():
+        from trialscore.report import ReportSettings, write_report
+
+        settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
+        loaded = [_read(path, read) for path in runs]
+        base = None if baseline is None else _read(baseline, read)
+        try:
+            path = write_report(out, loaded, base, settings)
+        except OSError as exc:
+            raise EvaluationError(f"{out}: cannot write the report: {exc.strerror or exc}") from exc
+    console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)

@@ -1,0 +1,65 @@
+"""One offline HTML report of trial results: what the numbers mean, case by case.
+
+:func:`build_report` reads runs (anything ``trialscore score`` reads), computes every figure
+with the library functions the commands use, and returns one self-contained HTML page: header
+and headline metrics with their intervals, the cases with their trial strips and drawer, the
+flaky cases, pass@k / pass^k curves, the flips and paired verdicts against a baseline, the
+errors grouped, and the trends over dated runs.  The page loads nothing (inline CSS, JS and
+SVG; data as escaped JSON) and the same inputs give the same bytes.
+
+Modules: :mod:`~trialscore.report.runs` (reading runs into cases), :mod:`~trialscore.report.model`
+(the page's figures), :mod:`~trialscore.report._svg` (charts), :mod:`~trialscore.report.render`
+(Jinja2 with autoescape; templates in ``report/templates``).
+
+>>> import tempfile, pathlib, json
+>>> folder = pathlib.Path(tempfile.mkdtemp())
+>>> rows = [{"case_id": c, "trial": t, "target": "m", "passed": (t + i) % 3 > 0,
+...          "verdict": "pass" if (t + i) % 3 > 0 else "fail"} for i, c in enumerate("abc") for t in range(3)]
+>>> _ = (folder / "trials.jsonl").write_text("\\n".join(json.dumps(row) for row in rows))
+>>> html = build_report([folder / "trials.jsonl"])
+>>> html.startswith("<!DOCTYPE html>") and "pass@3" in html
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from trialscore.report.model import ReportSettings, build_model
+from trialscore.report.render import render_page
+from trialscore.report.runs import RunData, read_run
+
+__all__ = ["ReportSettings", "build_report", "write_report"]
+
+
+def build_report(
+    runs: Sequence[str | Path | RunData],
+    baseline: str | Path | RunData | None = None,
+    settings: ReportSettings | None = None,
+    **read: Any,
+) -> str:
+    """The HTML report of ``runs[-1]`` (earlier runs are its history), against ``baseline`` if given.
+
+    Parameters
+    ----------
+    runs : files or folders (anything ``score`` reads) or :class:`~trialscore.report.runs.RunData`
+    baseline : the run to compare with (per-case flips and paired verdicts)
+    settings : grouping (``by``), interval level, error policy, run dates
+    **read : reading options of :func:`~trialscore.report.runs.read_run` (``columns``,
+        ``skip_invalid``, ``input_format``)
+    """
+    loaded = [run if isinstance(run, RunData) else read_run(run, **read) for run in runs]
+    base = None
+    if baseline is not None:
+        base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read)
+    page, data = build_model(loaded, base, settings)
+    return render_page(page, data)
+
+
+def write_report(out: str | Path, *args: Any, **kwargs: Any) -> Path:
+    """Write :func:`build_report` ``(*args, **kwargs)`` to ``out`` (UTF-8); return the path."""
+    path = Path(out)
+    path.write_text(build_report(*args, **kwargs), encoding="utf-8", newline="\n")
+    return path

@@ -1,0 +1,513 @@
+"""The report's content: every number of the page, computed by the library functions the commands use.
+
+Nothing statistical is computed here: the headline metrics come from
+:func:`trialscore.results.scorecard.score_group` (what ``score`` prints), per-case intervals
+from :func:`trialscore.stats.proportion_interval` (Wilson), curves from
+:func:`trialscore.pass_curve` with :func:`trialscore.results.scorecard.metric_interval` bands,
+paired verdicts from :func:`trialscore.stats.compare_paired` (what ``compare`` uses) and trends
+from :func:`trialscore.compat.tracking.track_category` (what ``track`` uses).  This module
+groups trials into those calls and lays the results out for the template.
+
+Case states and flips against a baseline (a case's state is ``pass`` when every graded trial
+passed, ``fail`` when none did, ``flaky`` in between, ``none`` with no graded trial):
+
+==============  ============================================================
+``regressed``   now ``fail``, before ``pass`` or ``flaky``
+``became flaky`` now ``flaky``, before ``pass``
+``improved``    now ``pass`` after ``fail`` or ``flaky``, or ``flaky`` after ``fail``
+``stable``      the same state in both runs
+``new``         only in this run (``removed``: only in the baseline)
+==============  ============================================================
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import numpy as np
+
+from trialscore.errors import EvaluationError
+from trialscore.report._svg import Series, line_chart
+from trialscore.report.runs import CaseTrials, RunData
+from trialscore.results.counts import ErrorPolicy, GroupCounts
+
+__all__ = ["ReportSettings", "build_model", "case_state", "flip"]
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What the report groups by and how: ``by`` is ``target`` or ``category``."""
+
+    by: str = "target"
+    level: float = 0.95
+    errors: ErrorPolicy = "exclude"
+    alpha: float = 0.05
+    dates: tuple[date, ...] | None = None
+
+
+def _f(value: float | None, digits: int = 3) -> str:
+    """A number for the page: fixed significant digits, '—' when unknown."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:.{digits}g}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"${value:.4f}" if value < 100 else f"${value:,.0f}"
+
+
+def case_state(case: CaseTrials, errors: ErrorPolicy = "exclude") -> str:
+    """``pass``, ``fail``, ``flaky`` or ``none`` (no graded trial) of a case under the error policy.
+
+    >>> case_state(CaseTrials("m", None, "a", "ppe")), case_state(CaseTrials("m", None, "a", "ppe"), "fail")
+    ('pass', 'flaky')
+    """
+    n = case.graded + (case.errored if errors == "fail" else 0)
+    if n == 0:
+        return "none"
+    if case.passed == n:
+        return "pass"
+    return "fail" if case.passed == 0 else "flaky"
+
+
+_FLIPS = {
+    ("pass", "fail"): "regressed",
+    ("flaky", "fail"): "regressed",
+    ("pass", "flaky"): "became flaky",
+    ("fail", "pass"): "improved",
+    ("flaky", "pass"): "improved",
+    ("fail", "flaky"): "improved",
+}
+
+
+def flip(before: str | None, now: str | None) -> str:
+    """The flip of a case from its baseline state to its state now (see the module docstring).
+
+    >>> flip("pass", "fail"), flip("pass", "flaky"), flip("fail", "flaky")
+    ('regressed', 'became flaky', 'improved')
+    >>> flip("flaky", "flaky"), flip(None, "pass")
+    ('stable', 'new')
+    """
+    if before is None:
+        return "new"
+    if now is None:
+        return "removed"
+    return _FLIPS.get((before, now), "stable")
+
+
+def _group_name(case: CaseTrials, by: str) -> str | None:
+    return case.target if by == "target" else case.category
+
+
+def _groups(cases: Sequence[CaseTrials], by: str, errors: ErrorPolicy) -> dict[str, GroupCounts]:
+    """Per-group counts (one item per (target, case)) in the layout ``score`` scores."""
+    grouped: dict[str, list[CaseTrials]] = {}
+    for case in cases:
+        grouped.setdefault(_group_name(case, by) or "—", []).append(case)
+    out = {}
+    for name in sorted(grouped):
+        members = grouped[name]
+        ids = [
+            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in members
+        ]
+        out[name] = GroupCounts(
+            ((by, name),),
+            np.array(ids, dtype=object),
+            np.array([case.graded for case in members], dtype=np.int64),
+            np.array([case.passed for case in members], dtype=np.int64),
+            np.array([case.errored for case in members], dtype=np.int64),
+            errors,
+        )
+    return out
+
+
+def _interval_view(interval: Any) -> dict[str, str]:
+    return {
+        "estimate": _f(interval.estimate),
+        "low": _f(interval.low),
+        "high": _f(interval.high),
+        "rule": str(interval),
+    }
+
+
+def _headline(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[dict[str, Any]]:
+    """Each group's score card: pass@1, pass@k and pass^k at the largest common k, as ``score`` gives."""
+    from trialscore.results.scorecard import metric_specs, score_group
+
+    cards = []
+    for name, group in groups.items():
+        top = group.bank().min_trials if group.items else 1
+        ks = [1] if top <= 1 else [1, top]
+        specs = metric_specs(["pass@k", "pass^k"], ks)
+        card = score_group(group, specs, "auto", settings.level, 10_000, 0, max(ks))
+        metrics = [
+            {"label": m.spec.label, **(_interval_view(m.interval) if m.interval else {}), "reason": m.reason}
+            for m in card.metrics
+        ]
+        cards.append(
+            {
+                "name": name,
+                "cases": card.items,
+                "trials": card.trials,
+                "errored": card.errored_trials,
+                "flaky": card.flaky_items,
+                "metrics": metrics,
+                "advice": [advice.message for advice in card.advice],
+            }
+        )
+    return cards
+
+
+def _curves(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[dict[str, Any]]:
+    """pass@k and pass^k for k = 1..N per group, with the interval ``score`` gives at each k as the band."""
+    from trialscore.core.estimators import pass_curve
+    from trialscore.results.scorecard import MetricSpec, metric_interval
+
+    charts = []
+    for name, group in groups.items():
+        if not group.items:
+            continue
+        bank = group.bank()
+        states = bank.states()
+        top = bank.min_trials
+        curve = pass_curve(bank, top)
+        series = []
+        table = []
+        for metric, values in (("pass@k", curve.pass_at_k), ("pass^k", curve.pass_hat_k)):
+            bands = [
+                metric_interval(bank, MetricSpec(metric, k), level=settings.level, states=states)
+                for k in range(1, top + 1)
+            ]
+            series.append(
+                Series(metric, [float(v) for v in values], [b.low for b in bands], [b.high for b in bands])
+            )
+            table.append(
+                [
+                    metric,
+                    *(
+                        f"{_f(float(v))} [{_f(b.low)}, {_f(b.high)}]"
+                        for v, b in zip(values, bands, strict=True)
+                    ),
+                ]
+            )
+        ragged = int((bank.n > top).sum())
+        charts.append(
+            {
+                "name": name,
+                "svg": line_chart(
+                    series, [str(k) for k in range(1, top + 1)], f"pass@k and pass^k, {name}", "k"
+                ),
+                "ks": list(range(1, top + 1)),
+                "table": table,
+                "note": (
+                    f"k stops at {top}, the fewest scored trials of any case; {ragged} cases have more"
+                    if ragged
+                    else f"every case has {top} scored trials"
+                ),
+                "rule": (
+                    f"band: {settings.level * 100:g}% interval at each k "
+                    f"({bands[0].method if bands else 'none'}), as trialscore score computes it"
+                ),
+            }
+        )
+    return charts
+
+
+def _case_rows(
+    run: RunData, baseline: RunData | None, settings: ReportSettings
+) -> tuple[list[dict[str, Any]], dict[str, Any], dict[tuple[str | None, str], str]]:
+    """One row per case (the table) and its trials (the drawer's JSON); the flip of each case."""
+    from trialscore.stats import proportion_interval
+
+    before = {}
+    if baseline is not None:
+        before = {(case.target, case.case_id): case_state(case, settings.errors) for case in baseline.cases}
+    flips = {}
+    rows = []
+    details: list[Any] = []
+    graders: dict[str, int] = {}
+    for index, case in enumerate(run.cases):
+        state = case_state(case, settings.errors)
+        n = case.graded + (case.errored if settings.errors == "fail" else 0)
+        interval = proportion_interval(case.passed, n, settings.level, "wilson") if n else None
+        key = (case.target, case.case_id)
+        change = flip(before.get(key), state) if baseline is not None else ""
+        flips[key] = change
+        rate = case.passed / n if n else None
+        rows.append(
+            {
+                "i": index,
+                "target": case.target or "",
+                "case": case.case_id,
+                "category": case.category or "",
+                "strip": case.verdicts,
+                "passed": case.passed,
+                "n": n,
+                "errored": case.errored,
+                "rate": rate,
+                "rate_text": _pct(rate),
+                "low": None if interval is None else interval.low,
+                "interval": "" if interval is None else f"[{_pct(interval.low)}, {_pct(interval.high)}]",
+                "width": 0.0 if interval is None else interval.high - interval.low,
+                "flakiness": 100 * min(case.passed, n - case.passed) / n if n else 0.0,
+                "cost": case.cost,
+                "cost_text": _money(case.cost),
+                "state": state,
+                "flip": change,
+            }
+        )
+        details.append(_trial_columns(case, graders) if case.detailed else None)
+    return rows, {"trials": details, "graders": list(graders)}, flips
+
+
+def _short(value: float | None) -> float | int | None:
+    """A number for the embedded JSON: 4 significant digits, whole numbers without '.0'."""
+    if value is None or not math.isfinite(value):
+        return None
+    rounded = float(f"{value:.4g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+
+
+def _column(values: list[Any]) -> list[Any] | None:
+    """A column of the drawer's data; None when every entry is None (nothing to show)."""
+    return None if all(value is None for value in values) else values
+
+
+def _trial_columns(case: CaseTrials, graders: dict[str, int]) -> list[Any]:
+    """A case's trials for the drawer, column by column (compact): see ``report.js`` for the layout.
+
+    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
+    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``.
+    """
+    details = case.details
+    indices = [d.trial for d in details]
+    outputs = [
+        d.output if d.output_chars <= len(d.output or "") else [d.output, d.output_chars] for d in details
+    ]
+    grades = []
+    for d in details:
+        row = []
+        for name, score, passed, reason in d.graders:
+            entry: list[Any] = [graders.setdefault(name, len(graders)), _short(score), passed]
+            if reason is not None:
+                entry.append(reason)
+            row.append(entry)
+        grades.append(row)
+    return [
+        None if indices == list(range(len(details))) else indices,
+        _column([_short(d.score) for d in details]),
+        _column([_short(d.cost) for d in details]),
+        _column([None if d.latency is None else float(f"{d.latency:.3g}") for d in details]),
+        _column(outputs),
+        _column([d.error for d in details]),
+        grades if any(grades) else None,
+    ]
+
+
+def _comparisons(run: RunData, baseline: RunData, settings: ReportSettings, by: str) -> list[dict[str, Any]]:
+    """The paired verdict of pass@1 (the mean per-case pass rate) per group, as ``compare`` tests it."""
+    from trialscore.stats import compare_paired
+
+    now, before = _groups(run.cases, by, settings.errors), _groups(baseline.cases, by, settings.errors)
+    out = []
+    for name in sorted(set(now) & set(before)):
+        a, b = before[name], now[name]
+        if a.items < 2 or b.items < 2:
+            out.append({"name": name, "verdict": "not tested", "rule": "fewer than 2 scored cases"})
+            continue
+        bank_a, bank_b = a.bank(), b.bank()
+        try:
+            result = compare_paired(
+                bank_a,
+                bank_b,
+                "avg",
+                ids_baseline=a.item[a.n > 0].tolist(),
+                ids_candidate=b.item[b.n > 0].tolist(),
+                alpha=settings.alpha,
+                permutations=0,
+            )
+        except EvaluationError as exc:
+            out.append({"name": name, "verdict": "not tested", "rule": str(exc)})
+            continue
+        out.append(
+            {
+                "name": name,
+                "baseline": _f(result.baseline),
+                "candidate": _f(result.candidate),
+                "delta": f"{result.delta:+.3g}",
+                "interval": f"[{result.interval.low:+.3g}, {result.interval.high:+.3g}]",
+                "p": _f(result.p_value),
+                "mde": _f(result.mde),
+                "cases": str(result.paired_items),
+                "verdict": result.verdict,
+                "rule": result.rule,
+            }
+        )
+    return out
+
+
+def _errors(run: RunData) -> list[dict[str, Any]]:
+    """Errored trials grouped by their message (first line), most frequent first, with the cases hit."""
+    grouped: dict[str, dict[str, None]] = {}
+    counts: dict[str, int] = {}
+    for case in run.cases:
+        label = case.case_id if case.target is None else f"{case.case_id} ({case.target})"
+        messages = (
+            [d.error for d in case.details if d.verdict == "error"]
+            if case.detailed
+            else [None] * case.errored
+        )
+        for message in messages:
+            text = (
+                (message or "").strip().splitlines()[0] if (message or "").strip() else "(no error message)"
+            )
+            grouped.setdefault(text, {})[label] = None
+            counts[text] = counts.get(text, 0) + 1
+    order = sorted(grouped, key=lambda text: (-counts[text], text))
+    return [
+        {
+            "message": text,
+            "count": counts[text],
+            "cases": list(grouped[text])[:20],
+            "more": max(0, len(grouped[text]) - 20),
+        }
+        for text in order
+    ]
+
+
+def _run_date(run: RunData, index: int, settings: ReportSettings) -> date | None:
+    if settings.dates is not None:
+        return settings.dates[index]
+    if run.started is None:
+        return None
+    try:
+        return date.fromisoformat(run.started[:10])
+    except ValueError:
+        return None
+
+
+def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any] | None:
+    """pass@1 per category over the dated runs, with the trend ``track`` tests (latest vs the one before)."""
+    from trialscore.compat.tracking import track_category
+
+    if len(runs) < 2:
+        return None
+    dates = [_run_date(run, index, settings) for index, run in enumerate(runs)]
+    if any(when is None for when in dates):
+        return {"note": "trends need a date per run: give --dates, or runs whose trials record started_at"}
+    history: dict[str, list[tuple[date, Any]]] = {}
+    for run, when in zip(runs, dates, strict=True):
+        assert when is not None
+        for name, group in _groups(run.cases, "category", settings.errors).items():
+            if group.items:
+                history.setdefault(name, []).append((when, group.bank()))
+    ticks = sorted({when.isoformat() for when in dates if when is not None})
+    rows, series = [], []
+    for name, points in sorted(history.items()):
+        snapshot = track_category(name, points, ks=[1], alpha=settings.alpha)
+        by_day = {when.isoformat(): float(bank.c.sum() / bank.n.sum()) for when, bank in points}
+        series.append(Series(name, [by_day.get(tick) for tick in ticks]))
+        comparison = snapshot.comparison
+        rows.append(
+            {
+                "name": name,
+                "points": [_f(by_day.get(tick)) for tick in ticks],
+                "trend": snapshot.trend,
+                "delta": "—" if comparison is None else f"{comparison.delta:+.3g}",
+                "p": "—" if comparison is None else _f(comparison.p_value),
+                "rule": snapshot.rule,
+            }
+        )
+    return {
+        "ticks": ticks,
+        "rows": rows,
+        "svg": line_chart(series, ticks, "pass@1 per category over runs", "run date"),
+    }
+
+
+def _totals(run: RunData) -> dict[str, Any]:
+    trials = sum(len(case.verdicts) for case in run.cases)
+    costs = [d.cost for case in run.cases for d in case.details]
+    known = [cost for cost in costs if cost is not None]
+    return {
+        "cases": len(run.cases),
+        "trials": trials,
+        "errored": sum(case.errored for case in run.cases),
+        "cost": _money(float(sum(known))) if known else "—",
+        "cost_unknown": trials - len(known),
+        "targets": sorted({case.target for case in run.cases if case.target is not None}),
+        "categories": sorted({case.category for case in run.cases if case.category is not None}),
+    }
+
+
+def build_model(
+    runs: Sequence[RunData], baseline: RunData | None = None, settings: ReportSettings | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The page (for the template) and the data (embedded as JSON) of a report on ``runs[-1]``.
+
+    The last run is the one reported; earlier runs are its history (the trends section).
+    """
+    settings = settings or ReportSettings()
+    if not runs:
+        raise EvaluationError("a report needs at least one run; got none")
+    if settings.by not in ("target", "category"):
+        raise EvaluationError(f"by must be 'target' or 'category'; got {settings.by!r}")
+    if settings.dates is not None and len(settings.dates) != len(runs):
+        raise EvaluationError(
+            f"dates must give one date per run; got {len(settings.dates)} for {len(runs)} runs"
+        )
+    run = runs[-1]
+    groups = _groups(run.cases, settings.by, settings.errors)
+    rows, data, flips = _case_rows(run, baseline, settings)
+    flaky = sorted(
+        (row for row in rows if row["state"] == "flaky"), key=lambda r: (-r["width"], r["case"], r["target"])
+    )
+    page: dict[str, Any] = {
+        "title": f"trialscore report: {run.suite or run.label}",
+        "run": run,
+        "runs": runs,
+        "baseline": baseline,
+        "settings": settings,
+        "totals": _totals(run),
+        "headline": _headline(groups, settings),
+        "cases": rows,
+        "categories": sorted({row["category"] for row in rows}),
+        "flaky": flaky[:50],
+        "flaky_total": len(flaky),
+        "curves": _curves(groups, settings),
+        "errors": _errors(run),
+        "trends": _trends(runs, settings),
+        "against": None,
+    }
+    if baseline is not None:
+        counts: dict[str, int] = {}
+        for change in flips.values():
+            counts[change] = counts.get(change, 0) + 1
+        now_keys = set(flips)
+        removed = [case for case in baseline.cases if (case.target, case.case_id) not in now_keys]
+        counts["removed"] = len(removed)
+        changed = [row for row in rows if row["flip"] in ("regressed", "became flaky", "improved")]
+        order = {"regressed": 0, "became flaky": 1, "improved": 2}
+        changed.sort(key=lambda r: (order[r["flip"]], r["target"], r["case"]))
+        page["against"] = {
+            "counts": [
+                (name, counts.get(name, 0))
+                for name in ("regressed", "became flaky", "improved", "stable", "new", "removed")
+            ],
+            "changed": changed[:100],
+            "changed_total": len(changed),
+            "by": [
+                (by, _comparisons(run, baseline, settings, by))
+                for by in ("target", "category")
+                if any(_group_name(case, by) for case in run.cases)
+            ],
+        }
+    return page, data

@@ -1,0 +1,72 @@
+"""The report command and ``run --report`` of the ``trialscore`` app (in process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.report.conftest import write_trials
+from trialscore.cli import app
+from trialscore.cli._app import EXIT_BAD_INPUT
+
+runner = CliRunner()
+
+
+def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = [
+        "run",
+        "--demo",
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--report",
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert f"report: {out / 'report.html'}" in result.output
+    assert html.count('<tr data-s="') == 13 and "sim-agent" in html
+
+
+def test_report_of_runs_with_baseline_dates_and_category(tmp_path: Path) -> None:
+    base = write_trials(tmp_path / "base.jsonl", 20, 4, seed=1)
+    now = write_trials(tmp_path / "now.jsonl", 20, 4, seed=2, shift=-0.2)
+    out = tmp_path / "r.html"
+    args = ["report", str(base), str(now), "--baseline", str(base), "--by", "category", "--out", str(out)]
+    result = runner.invoke(app, [*args, "--dates", "2025-01-06,2025-01-13"])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert "Headline per category" in html and "category: cat-0" in html
+    assert "Paired verdict per target" in html and "Paired verdict per category" in html
+    assert '<th scope="col">2025-01-06</th><th scope="col">2025-01-13</th>' in html
+
+
+def test_report_reads_any_format_score_reads(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("item,trial,ok\nq1,0,1\nq1,1,0\nq2,0,1\nq2,1,1\n", encoding="utf-8")
+    out = tmp_path / "r.html"
+    result = runner.invoke(
+        app, ["report", str(path), "--item-col", "item", "--pass-col", "ok", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").count('<tr data-s="') == 2
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "t.jsonl"
+    bad.write_text('{"case_id": "[red]x", "trial": 0, "passed": true, "verdict": "fail"}\n', encoding="utf-8")
+    result = runner.invoke(app, ["report", str(bad), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert result.output.startswith("error: ") and "t.jsonl line 1" in result.output
+    assert "Traceback" not in result.output and not (tmp_path / "r.html").exists()
+    result = runner.invoke(
+        app, ["report", str(bad), "--dates", "yesterday", "--out", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == EXIT_BAD_INPUT and "--dates" in result.output
+    good = write_trials(tmp_path / "g.jsonl", 3, 2, seed=1)
+    result = runner.invoke(app, ["report", str(good), "--out", str(tmp_path / "missing" / "r.html")])
+    assert result.exit_code == EXIT_BAD_INPUT and "cannot write the report" in result.output

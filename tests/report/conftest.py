@@ -1,0 +1,214 @@
+"""Shared helpers of the report tests: synthetic trial files and a headless-Chromium driver.
+
+The browser tests drive the Debian ``chromium`` package (``make test`` installs it).  Where it
+is missing they are skipped with a loud reason; they never download a browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+CHROMIUM = os.environ.get("TRIALSCORE_CHROMIUM", "/usr/bin/chromium")
+BROWSER_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--disable-default-apps",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+]
+
+
+def write_trials(
+    path: Path,
+    cases: int,
+    trials: int,
+    seed: int,
+    targets: tuple[str, ...] = ("model-a",),
+    shift: float = 0.0,
+    started: str = "2025-01-06T10:00:00Z",
+) -> Path:
+    """A trial-record file: ``cases`` cases x ``trials`` trials per target, some errored, seeded."""
+    rng = np.random.default_rng(seed)
+    rates = np.clip(np.random.default_rng(7).beta(3, 1.5, size=cases) + shift, 0, 1)
+    lines = []
+    for target in targets:
+        outcome = rng.random((cases, trials)) < rates[:, None]
+        errored = rng.random((cases, trials)) < 0.02
+        for case in range(cases):
+            for trial in range(trials):
+                error = bool(errored[case, trial])
+                passed = None if error else bool(outcome[case, trial])
+                verdict = "error" if error else ("pass" if passed else "fail")
+                lines.append(
+                    json.dumps(
+                        {
+                            "run_id": f"run-{seed}",
+                            "suite": "synthetic",
+                            "case_id": f"case-{case:04d}",
+                            "trial": trial,
+                            "target": target,
+                            "category": f"cat-{case % 5}",
+                            "passed": passed,
+                            "score": None if error else float(passed),
+                            "verdict": verdict,
+                            "grader_results": []
+                            if error
+                            else [{"name": "exact", "score": float(passed), "passed": passed}],
+                            "cost_usd": 0.0001,
+                            "latency_s": 0.5,
+                            "output": None if error else f"answer {case}",
+                            "error": "timeout after 30 s" if error else None,
+                            "started_at": started,
+                        }
+                    )
+                )
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def browser_available() -> bool:
+    """Whether the headless browser can run here."""
+    return Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)
+
+
+needs_browser = pytest.mark.skipif(
+    not browser_available(),
+    reason=f"BROWSER TESTS SKIPPED: {CHROMIUM} is missing; install the Debian package 'chromium' "
+    "(make test does: apt-get install -y chromium)",
+)
+
+
+def dump_dom(page: Path) -> str:
+    """The DOM after the page's scripts ran (``chromium --dump-dom``)."""
+    with tempfile.TemporaryDirectory() as profile:
+        done = subprocess.run(
+            [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        )
+    return done.stdout
+
+
+@dataclass
+class Page:
+    """A page in headless Chromium over the DevTools protocol: evaluate script, collect events."""
+
+    socket: Any
+    events: list[dict[str, Any]] = field(default_factory=list)
+    next_id: int = 0
+
+    def send(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self.socket.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            message = json.loads(self.socket.recv(timeout=60))
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return dict(message.get("result", {}))
+            self.events.append(message)
+
+    def wait_for(self, method: str, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not any(event.get("method") == method for event in self.events):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(method)
+            self.events.append(json.loads(self.socket.recv(timeout=left)))
+
+    def eval(self, expression: str) -> Any:
+        result = self.send("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(str(result["exceptionDetails"]))
+        return result["result"].get("value")
+
+    def problems(self) -> list[str]:
+        """Script exceptions, console or log errors, and requests beyond the page itself."""
+        out = []
+        for event in self.events:
+            method, params = event.get("method"), event.get("params", {})
+            if method == "Runtime.exceptionThrown":
+                out.append(f"exception: {params['exceptionDetails']}")
+            elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
+                out.append(f"console.{params['type']}: {params.get('args')}")
+            elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
+                out.append(f"log: {params['entry'].get('text')}")
+            elif method == "Network.requestWillBeSent":
+                url = params["request"]["url"]
+                if not url.startswith("file://"):
+                    out.append(f"request: {url}")
+        return out
+
+    def requests(self) -> list[str]:
+        """Every URL the page requested (the page's own file:// included)."""
+        return [
+            event["params"]["request"]["url"]
+            for event in self.events
+            if event.get("method") == "Network.requestWillBeSent"
+        ]
+
+
+@pytest.fixture
+def open_page(tmp_path: Path) -> Iterator[Any]:
+    """Open a file in headless Chromium; yields a function path -> :class:`Page` (events recorded)."""
+    from websockets.sync.client import connect
+
+    profile = tmp_path / "profile"
+    process = subprocess.Popen(
+        [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    sockets = contextlib.ExitStack()
+    try:
+        port_file = profile / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (port_file.is_file() and port_file.read_text().count("\n") >= 1):
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.1)
+        port = int(port_file.read_text().splitlines()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as response:
+            targets = json.load(response)
+        url = next(target["webSocketDebuggerUrl"] for target in targets if target["type"] == "page")
+
+        def load(path: Path) -> Page:
+            socket = sockets.enter_context(connect(url, max_size=2**26, open_timeout=30))
+            page = Page(socket)
+            for domain in ("Page", "Runtime", "Log", "Network"):
+                page.send(f"{domain}.enable")
+            page.send("Page.navigate", url=path.resolve().as_uri())
+            page.wait_for("Page.loadEventFired")
+            return page
+
+        yield load
+    finally:
+        sockets.close()
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(profile, ignore_errors=True)

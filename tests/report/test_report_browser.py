@@ -1,0 +1,105 @@
+"""The report in a real browser (headless Chromium): rendered DOM, sorting, filtering, the drawer,
+no injected element or script, no script error and no network request."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.report.conftest import dump_dom, needs_browser, write_trials
+from tests.report.test_report_report import PAYLOADS, payload_run
+from trialscore.report import write_report
+
+pytestmark = needs_browser
+
+VISIBLE = "Array.from(document.querySelectorAll('#cases tbody tr')).filter(r => !r.hidden).length"
+FIRST_CASE = "document.querySelector('#cases tbody tr:not([hidden]) button.case').textContent"
+
+
+def test_dump_dom_shows_the_rendered_page(tmp_path: Path) -> None:
+    page = write_report(tmp_path / "r.html", [write_trials(tmp_path / "t.jsonl", 12, 4, seed=3)])
+    dom = dump_dom(page)
+    assert dom.count('<tr data-s="') == 12
+    # the script turned each strip of letters into one mark per trial, with an accessible name
+    assert dom.count('<b class="') >= 12 * 4
+    assert re.search(r'<td class="st" aria-label="\d+ (pass|fail|error)[^"]*" role="img">', dom)
+    assert "12 of 12 cases" in dom
+
+
+def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
+    base = write_trials(tmp_path / "base.jsonl", 30, 6, seed=1)
+    now = write_trials(tmp_path / "now.jsonl", 30, 6, seed=2, shift=-0.2)
+    page = open_page(write_report(tmp_path / "r.html", [now], baseline=base))
+    assert page.eval(VISIBLE) == 30
+    flaky = page.eval("document.querySelectorAll('#cases tbody tr[data-s=flaky]').length")
+    assert 0 < flaky < 30
+    page.eval("document.getElementById('f-flaky').click()")
+    assert page.eval(VISIBLE) == flaky
+    assert page.eval("document.getElementById('shown').textContent") == f"{flaky} of 30 cases"
+    page.eval("document.getElementById('f-flaky').click()")
+    # sorting by pass rate puts the lowest first, then the highest
+    page.eval("document.querySelector('th button[data-k=\"4\"]').click()")
+    rates = page.eval(
+        "Array.from(document.querySelectorAll('#cases tbody tr')).map(r => parseFloat(r.cells[4].dataset.v))"
+    )
+    assert rates == sorted(rates) and rates[0] < rates[-1]
+    assert page.eval(
+        "document.querySelector('th button[data-k=\"4\"]').parentNode.getAttribute('aria-sort')"
+    ) == ("ascending")
+    page.eval("document.querySelector('th button[data-k=\"4\"]').click()")
+    rates = page.eval(
+        "Array.from(document.querySelectorAll('#cases tbody tr')).map(r => parseFloat(r.cells[4].dataset.v))"
+    )
+    assert rates == sorted(rates, reverse=True)
+    # search
+    page.eval(
+        "const q = document.getElementById('q'); q.value = 'case-0007'; q.dispatchEvent(new Event('input'))"
+    )
+    assert page.eval(VISIBLE) == 1 and page.eval(FIRST_CASE) == "case-0007"
+    # the drawer: one box per trial with its output; Escape closes it and gives focus back
+    page.eval("document.querySelector('#cases tbody tr:not([hidden]) button.case').click()")
+    assert page.eval("document.getElementById('drawer').hidden") is False
+    assert page.eval("document.activeElement.id") == "drawer-close"
+    assert page.eval("document.querySelectorAll('#drawer .trial').length") == 6
+    assert "answer 7" in page.eval("document.getElementById('drawer-body').textContent")
+    page.eval("document.dispatchEvent(new KeyboardEvent('keydown', {key: 'Escape'}))")
+    assert page.eval("document.getElementById('drawer').hidden") is True
+    assert page.eval("document.activeElement.textContent") == "case-0007"
+    assert page.problems() == []
+    assert [url for url in page.requests() if not url.startswith("file://")] == []
+
+
+def test_payloads_stay_text_in_the_browser(tmp_path: Path, open_page) -> None:
+    report = write_report(
+        tmp_path / "r.html",
+        [payload_run(tmp_path / "bad.jsonl")],
+        baseline=payload_run(tmp_path / "base.jsonl"),
+    )
+    page = open_page(report)
+    assert page.eval("window.__pwned === undefined")
+    assert page.eval("document.scripts.length") == 2
+    assert page.eval("document.querySelectorAll('img, [onerror]').length") == 0
+    cases = page.eval("Array.from(document.querySelectorAll('button.case')).map(b => b.textContent)")
+    assert set(PAYLOADS) <= set(cases)
+    # open every payload case's drawer: its output and error come back as the same text
+    for index, payload in enumerate(cases):
+        page.eval(f"document.querySelectorAll('button.case')[{index}].click()")
+        body = page.eval("document.getElementById('drawer-body').textContent")
+        if payload in PAYLOADS:
+            assert body.count(payload) >= 2  # the output (twice: pass and fail trial), the error
+        assert page.eval("document.querySelectorAll('img, [onerror], #drawer script').length") == 0
+    assert page.eval("window.__pwned === undefined")
+    assert page.problems() == [], json.dumps(page.problems())
+
+
+def test_the_checks_catch_a_request_and_a_script_error(tmp_path: Path, open_page) -> None:
+    """Negative control: a page that loads an image from the network and throws is caught."""
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        '<!DOCTYPE html><img src="http://example.invalid/x.png"><script>undefinedFunction()</script>',
+        encoding="utf-8",
+    )
+    problems = open_page(bad).problems()
+    assert any(p.startswith("request: http://example.invalid/") for p in problems)
+    assert any(p.startswith("exception:") for p in problems)

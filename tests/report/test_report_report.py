@@ -1,0 +1,220 @@
+"""The report as a whole: contents, escaping, determinism, size, errored trials and ragged counts."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from tests.report.conftest import write_trials
+from trialscore.errors import EvaluationError
+from trialscore.report import ReportSettings, build_report
+from trialscore.report.render import safe_json
+from trialscore.report.runs import OUTPUT_CHARS, read_run
+
+PAYLOADS = (
+    "<script>window.__pwned=1</script>",
+    "</script><img src=x onerror=window.__pwned=2>",
+    '"onerror="window.__pwned=3',
+    "{{ 7*7 }}{% if 1 %}x{% endif %}",
+    "line\u2028break\u2029&amp;",
+)
+
+
+class _Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, set[str]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, {name for name, _ in attrs}))
+
+
+def _tags(html: str) -> list[tuple[str, set[str]]]:
+    """Every start tag of the page (as a browser's tokenizer sees it) and its attribute names."""
+    parser = _Tags()
+    parser.feed(html)
+    return parser.tags
+
+
+def _record(case: str, trial: int, verdict: str, **extra: object) -> dict[str, object]:
+    passed = None if verdict == "error" else verdict == "pass"
+    return {
+        "case_id": case,
+        "trial": trial,
+        "passed": passed,
+        "verdict": verdict,
+        "score": None if verdict == "error" else float(bool(passed)),
+        **extra,
+    }
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def payload_run(path: Path) -> Path:
+    """Every user- or model-supplied field carries every payload."""
+    rows = []
+    for index, payload in enumerate(PAYLOADS):
+        common = {"target": payload, "category": payload, "suite": payload, "run_id": payload}
+        grader = [{"name": payload, "score": 0.0, "passed": False, "reason": payload}]
+        rows.append(_record(payload, 0, "pass", output=payload, **common))
+        rows.append(_record(payload, 1, "fail", output=payload, grader_results=grader, **common))
+        rows.append(_record(payload, 2, "error", error=payload, **common))
+        rows.append(_record(f"plain-{index}", 0, "pass", **common))
+        rows.append(_record(f"plain-{index}", 1, "fail", **common))
+    return _write(path, rows)
+
+
+def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
+    html = build_report([payload_run(tmp_path / "bad.jsonl")], baseline=payload_run(tmp_path / "base.jsonl"))
+    # exactly the page's own two script elements: the JSON block and the inline script
+    assert len(re.findall(r"<script\b", html, flags=re.I)) == 2
+    assert len(re.findall(r"</script", html, flags=re.I)) == 2
+    tags = _tags(html)
+    assert "img" not in {tag for tag, _ in tags}
+    assert not [attrs for _, attrs in tags if any(name.startswith("on") for name in attrs)]
+    # Jinja syntax in data is text, never evaluated
+    assert "{{ 7*7 }}" in html and ">49<" not in html
+    # the embedded JSON parses back to the payloads
+    block = re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    assert not set("<>&\u2028\u2029") & set(block.group(1))
+    trials = json.loads(block.group(1))["trials"]
+    outputs = {output for case in trials if case and case[4] for output in case[4] if output}
+    assert set(PAYLOADS) <= outputs
+
+
+def test_safe_json_never_closes_a_script() -> None:
+    text = safe_json({"a": "</script><!--", "b": ["&", ">", "\u2028"]})
+    assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
+    assert json.loads(text) == {"a": "</script><!--", "b": ["&", ">", "\u2028"]}
+
+
+def test_errored_trials_and_ragged_counts(tmp_path: Path) -> None:
+    rows = [
+        _record("a", t, v, target="m", category="x") for t, v in enumerate("pass fail error pass".split())
+    ]
+    rows += [_record("b", t, v, target="m", category="y") for t, v in enumerate("pass pass".split())]
+    rows += [_record("c", t, v, target="m", category="y") for t, v in enumerate(["error"] * 3)]
+    rows += [_record("d", t, "borderline", target="m", category="x") for t in range(6)]
+    for row in rows:
+        if row["verdict"] == "error":
+            row["error"] = "rate limited (429)"
+    html = build_report([_write(tmp_path / "t.jsonl", rows)])
+    run = read_run(tmp_path / "t.jsonl")
+    assert [case.verdicts for case in run.cases] == ["pfep", "bbbbbb", "pp", "eee"]
+    # the strip keeps every trial in order; passed/n leaves errored trials out of n
+    assert '<td class="st">pfep</td><td data-v="2">2/3</td>' in html
+    assert '<td class="st">eee</td><td data-v="0">0/0</td>' in html
+    # k stops at the fewest scored trials of any scored case (b has 2)
+    assert "k stops at 2" in html
+    # errors grouped with their count and the cases they hit
+    assert re.search(r"<td>4</td><td><code>rate limited \(429\)</code></td><td>a \(m\), c \(m\)</td>", html)
+    # counting errored trials as failures changes n, never the strip
+    failing = build_report([tmp_path / "t.jsonl"], settings=ReportSettings(errors="fail"))
+    assert '<td class="st">pfep</td><td data-v="2">2/4</td>' in failing
+
+
+def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
+    def run(path: Path, outcomes: dict[str, str]) -> Path:
+        rows = [
+            _record(case, t, "pass" if mark == "p" else "fail", target="m", category=case[0])
+            for case, marks in outcomes.items()
+            for t, mark in enumerate(marks)
+        ]
+        return _write(path, rows)
+
+    base = run(
+        tmp_path / "base.jsonl",
+        {"a1": "ppp", "a2": "ppp", "b1": "fff", "b2": "pfp", "c1": "ppf", "d9": "ppp"},
+    )
+    now = run(
+        tmp_path / "now.jsonl", {"a1": "fff", "a2": "pfp", "b1": "ppp", "b2": "fff", "c1": "pfp", "e1": "ppp"}
+    )
+    html = build_report([now], baseline=base)
+    flips = dict(re.findall(r'<button class="case">(\w+)</button>.*?class="flip [\w-]+">([\w ]+)<', html))
+    assert flips == {
+        "a1": "regressed",
+        "a2": "became flaky",
+        "b1": "improved",
+        "b2": "regressed",
+        "c1": "stable",
+        "e1": "new",
+    }
+    counts = dict(re.findall(r'<li><span class="flip [\w-]+">([\w ]+)</span> (\d+)</li>', html))
+    assert counts == {
+        "regressed": "2",
+        "became flaky": "1",
+        "improved": "1",
+        "stable": "1",
+        "new": "1",
+        "removed": "1",
+    }
+    # the paired verdict per target is compare_paired's (pass@1 per case, shared cases only)
+    from trialscore.stats import compare_paired
+
+    result = compare_paired(
+        {"a1": [1, 1, 1], "a2": [1, 1, 1], "b1": [0, 0, 0], "b2": [1, 0, 1], "c1": [1, 1, 0]},
+        {"a1": [0, 0, 0], "a2": [1, 0, 1], "b1": [1, 1, 1], "b2": [0, 0, 0], "c1": [1, 0, 1]},
+        permutations=0,
+    )
+    assert (
+        f"<td>{result.delta:+.3g}</td><td>[{result.interval.low:+.3g}, {result.interval.high:+.3g}]</td>"
+        in html
+    )
+    assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html
+
+
+def test_same_inputs_same_bytes(tmp_path: Path) -> None:
+    base = write_trials(tmp_path / "base.jsonl", 40, 6, seed=1)
+    now = write_trials(tmp_path / "now.jsonl", 40, 6, seed=2, shift=-0.1, started="2025-01-13T10:00:00Z")
+    first = build_report([base, now], baseline=base)
+    second = build_report([base, now], baseline=base)
+    assert first == second
+    assert "Trends" in first and "pass@1 per category over runs" in first
+
+
+@pytest.mark.slow
+def test_a_thousand_cases_ten_trials_two_runs_fit_in_one_megabyte(tmp_path: Path) -> None:
+    base = write_trials(tmp_path / "base.jsonl", 1000, 10, seed=1)
+    now = write_trials(tmp_path / "now.jsonl", 1000, 10, seed=2, shift=-0.05)
+    html = build_report([now], baseline=base)
+    assert html.count("<tr data-s=") == 1000
+    assert len(html.encode("utf-8")) <= 1_000_000
+
+
+def test_long_outputs_are_cut_with_their_full_length(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.jsonl", [_record("a", 0, "pass", output="x" * 5000), _record("a", 1, "fail")])
+    html = build_report([path])
+    assert '["' + "x" * OUTPUT_CHARS + '",5000]' in html and "x" * (OUTPUT_CHARS + 1) not in html
+
+
+def test_other_formats_give_counts_only(tmp_path: Path) -> None:
+    path = tmp_path / "t.csv"
+    path.write_text("case_id,model,passed\nq1,a,1\nq1,a,0\nq2,a,1\nq2,a,\n", encoding="utf-8")
+    run = read_run(path)
+    assert [(case.case_id, case.verdicts, case.detailed) for case in run.cases] == [
+        ("q1", "pf", False),
+        ("q2", "pe", False),
+    ]
+    assert "This format records counts only" in build_report([run])
+
+
+def test_bad_records_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        json.dumps(_record("a", 0, "pass"))
+        + "\n"
+        + json.dumps(_record("a", 1, "pass") | {"passed": False})
+        + "\n"
+    )
+    with pytest.raises(EvaluationError, match=r"t\.jsonl line 2: .*verdict"):
+        read_run(path)
+    run = read_run(path, skip_invalid=True)
+    assert run.rows_skipped == 1 and run.cases[0].verdicts == "p"
