@@ -7,7 +7,7 @@ other commands never pay for them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -24,6 +24,9 @@ from trialscore.cli._app import (
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.examples import demo_suite_path
 
+if TYPE_CHECKING:
+    from trialscore.runner.distributed.options import Distribution
+
 __all__ = ["run"]
 
 
@@ -35,6 +38,17 @@ def _suite_path(suite: Path | None, demo: bool) -> Path:
     if suite is None:
         raise EvaluationError("a suite file is required (or --demo for the bundled demo suite)")
     return suite
+
+
+def _distribution(workers: int | None, backend: str | None, address: str | None) -> Distribution | None:
+    """The workers asked for (None: a single-process run)."""
+    from trialscore.runner.distributed.options import Distribution
+
+    if backend is None and address is not None:
+        backend = "ray"
+    if backend is None and workers is None:
+        return None
+    return Distribution(backend or "local", workers, address)  # type: ignore[arg-type]
 
 
 @app.command()
@@ -63,10 +77,34 @@ def run(
         bool, typer.Option("--demo", help="Run the bundled demo suite against the simulated agent.")
     ] = False,
     progress: Annotated[bool, typer.Option(help="Show the live progress bar.")] = True,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Run the trials in N worker processes (or N Ray actors with --backend ray; "
+            "default: one per CPU of the cluster).",
+            min=1,
+            show_default=False,
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            metavar="local|ray", help="Where workers run: local processes or Ray actors.", show_default=False
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster to join with --backend ray (ray://host:10001, auto).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
     Example: trialscore run suite.yaml --trials 10 --concurrency 16 --out results/
+
+    With --workers N (or --backend ray) the trials run in worker processes or Ray actors; the
+    command stays the store's only writer and every trial is committed exactly once.
 
     Exit status: 0 the run completed (some trials may have errored: see the errors it prints);
     2 bad input (the suite, an option, an unknown run id, an unset API key variable);
@@ -92,6 +130,7 @@ def run(
             out_dir=out,
             resume=resume,
             progress=progress,
+            distributed=_distribution(workers, backend, address),
             **({"store": store} if store is not None else {}),
         )
         report = run_suite(loaded, options, errors)

@@ -31,7 +31,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -39,6 +39,7 @@ from rich.markup import escape
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.budget import Budget
+from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.progress import RunCounters, RunProgress
@@ -85,6 +86,7 @@ class RunOptions:
     store: Path = DEFAULT_STORE
     resume: str | None = None
     progress: bool = True
+    distributed: Distribution | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -95,6 +97,7 @@ class RunOptions:
             "out_dir": str(self.out_dir) if self.out_dir is not None else None,
             "store": str(self.store),
             "resume": self.resume,
+            "distributed": self.distributed.to_dict() if self.distributed is not None else None,
         }
 
 
@@ -261,6 +264,14 @@ class _Writer:
         await self._task
 
 
+class Backend(Protocol):
+    """Runs a session's trials somewhere else (worker processes, Ray actors) in place of its in-process
+    workers: it asks :meth:`_Execution.take` for each unit and hands each finished record to
+    :meth:`_Execution.finish` (:mod:`trialscore.runner.distributed`)."""
+
+    async def serve(self, execution: _Execution) -> None: ...
+
+
 class _Execution:
     """One session of a run on one event loop."""
 
@@ -305,6 +316,13 @@ class _Execution:
             self._started[key] = self._started.get(key, 0) + 1
         self.jobs = job_order(cases, self.evaluated, done)
         self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
+        self.caps = {
+            name: asyncio.Semaphore(cap)
+            for name in self.evaluated
+            if (cap := suite.target(name).max_concurrency) is not None
+        }
+        self.backend: Backend | None = None
+        self._writer: _Writer | None = None
 
     def _redacted(self, record: TrialRecord) -> TrialRecord:
         """The record without any secret the run knows, in its error or output text."""
@@ -333,6 +351,10 @@ class _Execution:
         else:
             counters.scored += 1
             counters.passed += record.passed is True
+
+    def take(self) -> tuple[str, _Case, int] | None:
+        """The next unit to run (target, case, trial), or None when none is left (see :meth:`_take`)."""
+        return self._take()
 
     def _take(self) -> tuple[str, _Case, int] | None:
         """The next trial to start, skipping (and marking) those a reached budget stops."""
@@ -427,12 +449,24 @@ class _Execution:
         """Trials run and committed in this session."""
         return len(self.records) - self._stored
 
-    async def _worker(self, writer: _Writer) -> None:
+    async def run_unit(self, name: str, case_id: str, trial: int) -> TrialRecord:
+        """Run trial ``trial`` of case ``case_id`` on target ``name`` (a worker's job), secrets redacted."""
+        return self._redacted(await self._trial(name, self.cases[case_id], trial))
+
+    async def finish(self, record: TrialRecord) -> None:
+        """Charge a finished trial and wait until the store has committed it."""
+        assert self._writer is not None, "finish() is called while the session runs"
+        record = self._redacted(record)
+        self._charge(record)
+        await self._writer.commit(TrialStore.row(self.run_id, record))
+        self.records.append(record)
+
+    async def _worker(self) -> None:
         while (job := self._take()) is not None:
-            record = self._redacted(await self._trial(*job))
-            self._charge(record)
-            await writer.commit(TrialStore.row(self.run_id, record))
-            self.records.append(record)
+            cap = self.caps.get(job[0])
+            async with cap if cap is not None else contextlib.nullcontext():
+                record = await self._trial(*job)
+            await self.finish(record)
 
     def interrupt(self) -> None:
         """Stop starting trials and cancel those in flight."""
@@ -442,14 +476,17 @@ class _Execution:
 
     async def run(self, progress: RunProgress) -> bool:
         """Run the pending trials; True when all ran, False when interrupted."""
-        writer = _Writer(self.store)
+        writer = self._writer = _Writer(self.store)
         loop = asyncio.get_running_loop()
         handled = []
         for signum in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
                 loop.add_signal_handler(signum, self.interrupt)
                 handled.append(signum)
-        self._workers = [asyncio.create_task(self._worker(writer)) for _ in range(self.concurrency)]
+        if self.backend is not None:
+            self._workers = [asyncio.create_task(self.backend.serve(self))]
+        else:
+            self._workers = [asyncio.create_task(self._worker()) for _ in range(self.concurrency)]
 
         async def refresh() -> None:
             while True:
@@ -620,13 +657,9 @@ async def _session(
     create: bool,
 ) -> RunReport:
     evaluated = list(info.settings["targets"])
-    judges = {
-        g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
-    }
     targets: dict[str, Target] = {}
     try:
-        for name in dict.fromkeys([*evaluated, *sorted(judges)]):
-            targets[name] = build_target(suite.target(name), suite.directory, concurrency)
+        build_targets(suite, evaluated, concurrency, targets)
         execution = _Execution(
             suite,
             info.run_id,
@@ -638,6 +671,10 @@ async def _session(
             concurrency,
             console,
         )
+        if options.distributed is not None:
+            from trialscore.runner.distributed.backends import open_backend
+
+            execution.backend = open_backend(options.distributed, execution, info, concurrency)
         if create:  # the targets and graders are built: only now is the run recorded
             store.create_run(info)
         with RunProgress(execution.counters, console, enabled=options.progress) as progress:
@@ -667,6 +704,16 @@ async def _session(
     if not completed:
         return report
     return replace(report, cases=tuple(_aggregated(execution)), records=tuple(execution.records))
+
+
+def build_targets(suite: Suite, evaluated: Sequence[str], concurrency: int, into: dict[str, Target]) -> None:
+    """Build the ``evaluated`` targets and the judges their graders call into ``into`` (the caller
+    closes what was built, also when a later one fails)."""
+    judges = {
+        g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
+    }
+    for name in dict.fromkeys([*evaluated, *sorted(judges)]):
+        into[name] = build_target(suite.target(name), suite.directory, concurrency)
 
 
 def _aggregated(execution: _Execution) -> list[CaseResult]:
