@@ -376,6 +376,11 @@ class _Execution:
             return job
         return None
 
+    def skip_rest(self) -> None:
+        """No more trial fits the run budget (a backend's decision): count every trial not started
+        as skipped and cost-limited."""
+        self._skip_the_rest()
+
     def _skip_the_rest(self) -> None:
         """The run budget is reached: count every trial not started as skipped, without walking them."""
         self.jobs = iter(())

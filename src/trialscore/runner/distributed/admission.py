@@ -9,7 +9,8 @@ trial fit:
 
 .. math:: S + R + e \le L
 
-(or when nothing is in flight, so that a run always makes progress while ``S < L``).  The
+(a unit that does not fit is not taken, and once nothing is in flight the rest of the run is
+counted as cost-limited, as when the spend reaches ``L``).  The
 estimate of a target's trial is, in this order: the ceiling the suite sets
 (``max_cost_usd``), the mean known cost of that target's finished trials, the mean of every
 finished trial, 0 when trials finished with unknown costs (the limit cannot be enforced then),
@@ -17,20 +18,21 @@ or unknown before any trial finished (then one unit at a time is taken until one
 A reservation is settled when its unit finishes: the actual cost is charged to the run's
 budget and the reservation released.  So the spend passes ``L`` by at most the cost of the
 trials in flight, whatever the number of workers, and by nothing when every trial costs at
-most its ceiling.
+most its ceiling.  (Before the first trial finishes, with no ceiling, one trial runs at a time.)
 
 >>> admission = Admission(limit=1.0, caps={"api": 1}, ceilings={}, targets=("api",))
->>> admission.may_take(spent=0.0), admission.reserve(("api", "c", 0))
+>>> admission.may_take(), admission.reserve(("api", "c", 0))
 (True, None)
->>> admission.may_take(spent=0.0)  # the first trial's cost is not known yet
+>>> admission.may_take()  # the first trial's cost is not known yet
 False
 >>> admission.may_start("api"), admission.started("api"), admission.may_start("api")
 (True, None, False)
 >>> admission.settle(("api", "c", 0), 0.4); admission.estimate("api")
 0.4
->>> admission.reserve(("api", "c", 1))
->>> admission.may_take(spent=0.4), admission.may_take(spent=0.1)
-(False, True)
+>>> admission.reserve(("api", "c", 1)); admission.may_take()  # 0.4 spent + 0.4 reserved + 0.4 > 1
+False
+>>> admission.settle(("api", "c", 1), 0.1); admission.may_take()  # 0.5 spent + 0.25 <= 1
+True
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class Admission:
         self.reserved: dict[UnitKey, float] = {}
         self._known: dict[str, list[float]] = {}  # per target: [sum of known costs, count]
         self._finished = 0
+        self.spent = 0.0
 
     def estimate(self, target: str) -> float | None:
         """The cost reserved for one trial of ``target`` (None = nothing to go on yet)."""
@@ -74,15 +77,15 @@ class Admission:
             return math.fsum(v[0] for v in every) / sum(int(v[1]) for v in every)
         return 0.0 if self._finished else None
 
-    def may_take(self, spent: float) -> bool:
-        """Whether one more unit (of any target) may be taken with ``spent`` USD spent so far."""
-        if self.limit is None or not self.reserved:
+    def may_take(self) -> bool:
+        """Whether one more unit (of any target) may be taken now."""
+        if self.limit is None:
             return True
         estimates = [self.estimate(target) for target in self.targets]
         if any(value is None for value in estimates):
-            return False
+            return not self.reserved  # nothing to go on: one trial at a time until one finishes
         most = max(value for value in estimates if value is not None)
-        return spent + math.fsum(self.reserved.values()) + most <= self.limit
+        return self.spent + math.fsum(self.reserved.values()) + most <= self.limit
 
     def reserve(self, key: UnitKey) -> None:
         """Reserve the estimated cost of unit ``key`` (taken now, finished later)."""
@@ -110,6 +113,7 @@ class Admission:
         """Learn from a finished trial of ``target`` (also the stored ones of a resumed run)."""
         self._finished += 1
         if cost is not None:
+            self.spent += cost
             known = self._known.setdefault(target, [0.0, 0])
             known[0] += cost
             known[1] += 1

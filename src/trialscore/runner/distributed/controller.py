@@ -88,6 +88,11 @@ class Controller:
         self._finishing: list[asyncio.Task[None]] = []
         self._source_done = False
         self._ready: set[int] = set()
+        self._taken = 0
+        self._alone: dict[int, int] = {}  # worker -> the lease of a suspect unit it runs alone
+        self._draining: int | None = None  # a worker given no new unit until it is idle, for a suspect
+        self._turn = 0
+        self._last_used: dict[int, int] = {}
 
     def _admission(self, execution: _Execution) -> Admission:
         suite = execution.suite
@@ -124,10 +129,16 @@ class Controller:
                     event = events.get_nowait() if not events.empty() else None
                 now = time.monotonic()
                 for lease in self.table.expired(now):
+                    why = f"no heartbeat for {self.table.ttl_s:g} s"
                     self._lease_ended(lease)
-                    self._lose(lease.worker, f"no heartbeat for {self.table.ttl_s:g} s")
+                    self._requeue(lease.key, why)
+                    self._lose(lease.worker, why)
                 self._check_finishing()
             await asyncio.gather(*self._finishing)
+            if not execution.stopping and len(self.table.done) != self._taken:
+                raise RuntimeError(  # never a silent loss: a unit taken must be finished
+                    f"{self._taken - len(self.table.done)} work unit(s) were taken and never finished"
+                )
             graceful = True
         finally:
             for task in self._finishing:
@@ -151,7 +162,10 @@ class Controller:
         in_flight = len(self.pending) + len(self.table.active)
         if self._source_done or execution.stopping or in_flight >= execution.concurrency:
             return False
-        if not self.admission.may_take(execution.run_budget.spent):
+        if not self.admission.may_take():
+            if not in_flight:  # not even one more trial fits the budget: the rest is cost-limited
+                execution.skip_rest()
+                self._source_done = True
             return False
         job = execution.take()
         if job is None:
@@ -161,24 +175,51 @@ class Controller:
         key = (name, case.spec.id, trial)
         self.admission.reserve(key)
         self.pending.append(key)
+        self._taken += 1
         return True
 
     def _lease_pending(self) -> bool:
+        """Lease pending units to the ready workers with the most free slots (the least recently used
+        first).  A *suspect* unit (its worker was lost while running it) runs alone on an idle worker,
+        so that a unit that kills its worker is told apart from the units that shared the worker."""
         leased = False
         for key in list(self.pending):
             if not self.admission.may_start(key[0]):
                 continue
-            worker = max(self.free, key=self.free.__getitem__, default=None)
-            if worker is None or self.free[worker] == 0:
+            suspect = self.losses.get(key, 0) > 0
+            worker = self._worker_for(suspect)
+            if worker is None:
+                if suspect:
+                    continue
                 break
             self.pending.remove(key)
             lease = self.table.grant(key, worker, time.monotonic())
             self.free[worker] -= 1
+            self._turn += 1
+            self._last_used[worker] = self._turn
+            if suspect:
+                self._alone[worker] = lease.id
+                self._draining = None
             self.admission.started(key[0])
             seed = trial_seed(self.execution.suite.execution.seed, key[1], key[2])
             self.transport.send(worker, WorkUnit(lease.id, *key, seed))
             leased = True
         return leased
+
+    def _worker_for(self, suspect: bool) -> int | None:
+        """A ready worker for one more unit, or None (all busy; for a suspect, none idle yet)."""
+        open_ = [w for w, free in self.free.items() if free and w not in self._alone]
+        if suspect:
+            idle = [w for w in open_ if self.free[w] == self.transport.slots]
+            if idle:
+                return idle[0]
+            if self._draining not in self.free and open_:
+                self._draining = max(open_, key=self.free.__getitem__)
+            return None
+        open_ = [w for w in open_ if w != self._draining]
+        if not open_:
+            return None
+        return max(open_, key=lambda w: (self.free[w], -self._last_used.get(w, 0)))
 
     # -- events ----------------------------------------------------------------------------------
 
@@ -219,6 +260,8 @@ class Controller:
     def _lease_ended(self, lease: Lease) -> None:
         """A lease is over (completed or lost): its target's running count goes down."""
         self.admission.stopped(lease.key[0])
+        if self._alone.get(lease.worker) == lease.id:
+            del self._alone[lease.worker]
 
     def _lose(self, worker: int, why: str) -> None:
         """Worker ``worker`` is gone or silent: kill and replace it, re-queue its units."""
@@ -229,6 +272,9 @@ class Controller:
                 )
             return  # already lost (and replaced)
         del self.free[worker]
+        self._alone.pop(worker, None)
+        if self._draining == worker:
+            self._draining = None
         self.lost_workers += 1
         for lease in self.table.held_by(worker):
             self.table.release(lease.id)
@@ -237,7 +283,8 @@ class Controller:
         self.transport.replace(worker)
 
     def _requeue(self, key: UnitKey, why: str) -> None:
-        if key in self.table.done:
+        """Put a unit whose worker was lost back in front of the queue (or store it as errored)."""
+        if key in self.table.done or key in self.pending:
             return
         losses = self.losses[key] = self.losses.get(key, 0) + 1
         if losses < MAX_LOSSES:
