@@ -2,4 +2,5 @@
 
 from trialscore.cli import main
 
-main()
+if __name__ == "__main__":  # not when a worker process (spawn) imports the parent's main module
+    main()

@@ -7,7 +7,7 @@ other commands never pay for them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -26,6 +26,9 @@ from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judg
 from trialscore.cli.compare import GateOption
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.examples import demo_suite_path
+
+if TYPE_CHECKING:
+    from trialscore.runner.distributed.options import Distribution
 
 __all__ = ["run"]
 
@@ -61,6 +64,17 @@ def _print_dry_run(suite: Any, options: Any) -> None:
         console.print(f"  target {escape(target.target)}: {planned}; {history}", soft_wrap=True)
     total = "unknown" if plan.estimated_cost_usd is None else f"${plan.estimated_cost_usd:.4g}"
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
+
+
+def _distribution(workers: int | None, backend: str | None, address: str | None) -> Distribution | None:
+    """The workers asked for (None: a single-process run)."""
+    from trialscore.runner.distributed.options import Distribution
+
+    if backend is None and address is not None:
+        backend = "ray"
+    if backend is None and workers is None:
+        return None
+    return Distribution(backend or "local", workers, address)  # type: ignore[arg-type]
 
 
 @app.command()
@@ -184,6 +198,27 @@ def run(
         bool,
         typer.Option("--report", help="Also write report.html, the offline HTML report, beside the results."),
     ] = False,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            help="Run the trials in N worker processes (or N Ray actors with --backend ray; "
+            "default: one per CPU of the cluster).",
+            min=1,
+            show_default=False,
+        ),
+    ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(
+            metavar="local|ray", help="Where workers run: local processes or Ray actors.", show_default=False
+        ),
+    ] = None,
+    address: Annotated[
+        str | None,
+        typer.Option(
+            help="The Ray cluster to join with --backend ray (ray://host:10001, auto).", show_default=False
+        ),
+    ] = None,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -196,6 +231,9 @@ def run(
 
     --case and --category select cases (a case runs when it matches any --case pattern and
     is in any --category); a resumed run keeps the selection it was started with.
+
+    With --workers N (or --backend ray) the trials run in worker processes or Ray actors; the
+    command stays the store's only writer and every trial is committed exactly once.
 
     Exit status: 0 the run completed and every gate passed (some trials may have errored: see the
     errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
@@ -238,6 +276,7 @@ def run(
             adaptive=adaptive,
             sequential=sequential,
             alpha=alpha,
+            distributed=_distribution(workers, backend, address),
         )
         if dry_run:
             _print_dry_run(loaded, options)

@@ -32,7 +32,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,6 +41,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
 from trialscore.runner.budget import Budget
+from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.progress import RunCounters, RunProgress
@@ -102,6 +103,7 @@ class RunOptions:
     adaptive: bool | None = None
     sequential: bool | None = None
     alpha: float | None = None
+    distributed: Distribution | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -117,6 +119,7 @@ class RunOptions:
             "resume": self.resume,
             "cases": list(self.cases) if self.cases is not None else None,
             "categories": list(self.categories) if self.categories is not None else None,
+            "distributed": self.distributed.to_dict() if self.distributed is not None else None,
         }
 
 
@@ -304,6 +307,14 @@ class _Writer:
         await self._task
 
 
+class Backend(Protocol):
+    """Runs a session's trials somewhere else (worker processes, Ray actors) in place of its in-process
+    workers: it asks :meth:`_Execution.take` for each unit and hands each finished record to
+    :meth:`_Execution.finish` (:mod:`trialscore.runner.distributed`)."""
+
+    async def serve(self, execution: _Execution) -> None: ...
+
+
 class _Execution:
     """One session of a run on one event loop."""
 
@@ -359,6 +370,13 @@ class _Execution:
         if self.scheduler is not None:
             self.counters.total -= self.scheduler.saved
         self.secrets = tuple(key for target in targets.values() for key in getattr(target, "secrets", ()))
+        self.caps = {
+            name: asyncio.Semaphore(cap)
+            for name in self.evaluated
+            if (cap := suite.target(name).max_concurrency) is not None
+        }
+        self.backend: Backend | None = None
+        self._writer: _Writer | None = None
 
     def _redacted(self, record: TrialRecord) -> TrialRecord:
         """The record without any secret the run knows, in its error or output text."""
@@ -387,6 +405,10 @@ class _Execution:
         else:
             counters.scored += 1
             counters.passed += record.passed is True
+
+    def take(self) -> tuple[str, _Case, int] | None:
+        """The next unit to run (target, case, trial), or None when none is left (see :meth:`_take`)."""
+        return self._take()
 
     def _take(self) -> tuple[str, _Case, int] | None:
         """The next trial to start, skipping (and marking) those a reached budget stops."""
@@ -434,22 +456,35 @@ class _Execution:
         """The next trial to start; an adaptive run waits while a trial in flight may unlock one."""
         while True:
             job = self._take()
-            scheduler = self.scheduler
-            if job is not None or scheduler is None or self.stopping or scheduler.exhausted:
+            if job is not None or not self.waiting:
                 return job
-            if scheduler.in_flight == 0:
-                return None
             await self._changed.wait()
 
-    def _finished(self, name: str, case: _Case, trial: int, record: TrialRecord) -> None:
+    @property
+    def waiting(self) -> bool:
+        """True when no trial may start now but one in flight may still unlock one (adaptive runs)."""
+        scheduler = self.scheduler
+        return (
+            scheduler is not None
+            and not self.stopping
+            and not scheduler.exhausted
+            and scheduler.in_flight > 0
+        )
+
+    def _finished(self, record: TrialRecord) -> None:
         """Tell the adaptive scheduler a trial finished, and wake the workers waiting on it."""
         if self.scheduler is None:
             return
         saved = self.scheduler.saved
-        self.scheduler.finish(Unit(name, case.spec.id, trial), record)
+        self.scheduler.finish(Unit(record.target or "", record.case_id, record.trial), record)
         self.counters.total -= self.scheduler.saved - saved
         self._changed.set()
         self._changed = asyncio.Event()
+
+    def skip_rest(self) -> None:
+        """No more trial fits the run budget (a backend's decision): count every trial not started
+        as skipped and cost-limited."""
+        self._skip_the_rest()
 
     def _skip_the_rest(self) -> None:
         """The run budget is reached: count every trial not started as skipped, without walking them."""
@@ -532,13 +567,25 @@ class _Execution:
         """Trials run and committed in this session."""
         return len(self.records) - self._stored
 
-    async def _worker(self, writer: _Writer) -> None:
+    async def run_unit(self, name: str, case_id: str, trial: int) -> TrialRecord:
+        """Run trial ``trial`` of case ``case_id`` on target ``name`` (a worker's job), secrets redacted."""
+        return self._redacted(await self._trial(name, self.cases[case_id], trial))
+
+    async def finish(self, record: TrialRecord) -> None:
+        """Charge a finished trial and wait until the store has committed it."""
+        assert self._writer is not None, "finish() is called while the session runs"
+        record = self._redacted(record)
+        self._charge(record)
+        await self._writer.commit(TrialStore.row(self.run_id, record))
+        self.records.append(record)
+        self._finished(record)
+
+    async def _worker(self) -> None:
         while (job := await self._next()) is not None:
-            record = self._redacted(await self._trial(*job))
-            self._charge(record)
-            await writer.commit(TrialStore.row(self.run_id, record))
-            self.records.append(record)
-            self._finished(*job, record)
+            cap = self.caps.get(job[0])
+            async with cap if cap is not None else contextlib.nullcontext():
+                record = await self._trial(*job)
+            await self.finish(record)
 
     def interrupt(self) -> None:
         """Stop starting trials and cancel those in flight."""
@@ -553,14 +600,17 @@ class _Execution:
         When the awaiting task is cancelled, the trials in flight are cancelled too (the
         committed ones stay) and the cancellation goes on to the caller.
         """
-        writer = _Writer(self.store)
+        writer = self._writer = _Writer(self.store)
         loop = asyncio.get_running_loop()
         handled = []
         for signum in (signal.SIGINT, signal.SIGTERM) if signals else ():
             with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):
                 loop.add_signal_handler(signum, self.interrupt)
                 handled.append(signum)
-        self._workers = [asyncio.create_task(self._worker(writer)) for _ in range(self.concurrency)]
+        if self.backend is not None:
+            self._workers = [asyncio.create_task(self.backend.serve(self))]
+        else:
+            self._workers = [asyncio.create_task(self._worker()) for _ in range(self.concurrency)]
 
         async def refresh() -> None:
             while True:
@@ -774,13 +824,9 @@ async def _session(
 ) -> RunReport:
     suite = selected_suite(suite, info.settings.get("cases"), info.settings.get("categories"))
     evaluated = list(info.settings["targets"])
-    judges = {
-        g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
-    }
     targets: dict[str, Target] = {}
     try:
-        for name in dict.fromkeys([*evaluated, *sorted(judges)]):
-            targets[name] = build_target(suite.target(name), suite.directory, concurrency)
+        build_targets(suite, evaluated, concurrency, targets)
         execution = _Execution(
             suite,
             info.run_id,
@@ -793,6 +839,10 @@ async def _session(
             console,
             _stored_rule(info.settings),
         )
+        if options.distributed is not None:
+            from trialscore.runner.distributed.backends import open_backend
+
+            execution.backend = open_backend(options.distributed, execution, info, concurrency)
         if create:  # the targets and graders are built: only now is the run recorded
             store.create_run(info)
         with RunProgress(execution.counters, console, enabled=options.progress) as progress:
@@ -823,6 +873,16 @@ async def _session(
     if not completed:
         return report
     return replace(report, cases=tuple(_aggregated(execution)), records=tuple(execution.records))
+
+
+def build_targets(suite: Suite, evaluated: Sequence[str], concurrency: int, into: dict[str, Target]) -> None:
+    """Build the ``evaluated`` targets and the judges their graders call into ``into`` (the caller
+    closes what was built, also when a later one fails)."""
+    judges = {
+        g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
+    }
+    for name in dict.fromkeys([*evaluated, *sorted(judges)]):
+        into[name] = build_target(suite.target(name), suite.directory, concurrency)
 
 
 def _aggregated(execution: _Execution) -> list[CaseResult]:

@@ -19,7 +19,8 @@ class RunCounters:
 
     ``done`` counts committed trials (earlier sessions of a resumed run included)
     and trials the cost limit skipped; ``scored`` the committed trials that did
-    not error, ``passed`` those that passed.
+    not error, ``passed`` those that passed; ``workers`` and ``leases`` the worker
+    processes or actors ready and the units leased to them (0 for a single-process run).
     """
 
     total: int
@@ -29,6 +30,8 @@ class RunCounters:
     errored: int = 0
     skipped: int = 0
     spent_usd: float = 0.0
+    workers: int = 0
+    leases: int = 0
 
     @property
     def pass_rate(self) -> float | None:
@@ -40,10 +43,12 @@ class RunCounters:
         return self.passed / self.scored if self.scored else None
 
     def describe(self) -> str:
-        """One line: pass rate, spend, errors and skips so far.
+        """One line: pass rate, spend, errors and skips so far (and workers and leases, if any).
 
         >>> RunCounters(total=10, done=5, scored=4, passed=3, errored=1, spent_usd=0.0123).describe()
         'pass 75.0% | $0.0123 | errors 1'
+        >>> RunCounters(total=10, workers=2, leases=5).describe()
+        'pass  --   | $0 | workers 2, leases 5'
         """
         rate = "pass  --  " if self.pass_rate is None else f"pass {self.pass_rate:.1%}"
         text = f"{rate} | {format_usd(self.spent_usd)}"
@@ -51,6 +56,8 @@ class RunCounters:
             text += f" | errors {self.errored}"
         if self.skipped:
             text += f" | cost-limited {self.skipped}"
+        if self.workers:
+            text += f" | workers {self.workers}, leases {self.leases}"
         return text
 
 

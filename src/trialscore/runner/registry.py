@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 if TYPE_CHECKING:
     from trialscore.runner.graders.base import Grader
@@ -105,10 +105,17 @@ class GraderSpecBase(Spec):
 
 
 class TargetSpecBase(Spec):
-    """What every target spec has: a ``name``, and ``judge_only`` (used only by ``llm_judge`` graders)."""
+    """What every target spec has: a ``name``, and ``judge_only`` (used only by ``llm_judge`` graders).
+
+    ``max_concurrency`` caps the target's trials running at once over the whole run (every
+    worker); ``max_cost_usd`` is the most one trial of it costs, reserved against the run's
+    budget when a trial is leased to a worker (see docs/runner.md).
+    """
 
     name: Name
     judge_only: StrictBool = False
+    max_concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
+    max_cost_usd: Positive | None = None
 
     def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
         """What only the running machine can tell: a callable that does not import, an unset API key."""

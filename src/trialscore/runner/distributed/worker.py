@@ -1,0 +1,69 @@
+"""A worker's side of a run: the suite rebuilt from its text, and one trial run per work unit.
+
+A worker (a local process or a Ray actor) gets a :class:`~.protocol.WorkerSetup`, validates the
+suite text again on its own machine (callables import, API key variables are set), builds its
+own targets and graders with ``slots`` connections, and runs each unit with the same code as
+a single-process run (targets, graders, retries, timeouts, secrets redacted), so a trial's
+record does not depend on where it ran.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import cast
+
+from rich.console import Console
+
+from trialscore.errors import EvaluationError
+from trialscore.runner.distributed.protocol import Completion, Crash, WorkerSetup, WorkUnit, source_path
+from trialscore.runner.orchestrator import _Execution, build_targets
+from trialscore.runner.store import TrialStore
+from trialscore.runner.suite import suite_from_text
+from trialscore.runner.targets import Target
+
+__all__ = ["WorkerRuntime", "crash"]
+
+
+def crash(worker: int, unit: WorkUnit | None, error: BaseException) -> Crash:
+    """The :class:`~.protocol.Crash` message of ``error`` (bad input, or anything else)."""
+    if isinstance(error, EvaluationError):
+        return Crash(worker, unit, "evaluation", str(error))
+    return Crash(worker, unit, "internal", f"{type(error).__name__}: {error}")
+
+
+class WorkerRuntime:
+    """The targets, graders and cases of one worker; :meth:`run` runs a unit."""
+
+    def __init__(self, worker: int, setup: WorkerSetup) -> None:
+        self.worker = worker
+        where = setup.suite_path or f"<suite of run {setup.run_id}>"
+        suite = suite_from_text(setup.suite_text, where, source_path(setup.suite_path), targets=setup.targets)
+        self._targets: dict[str, Target] = {}
+        build_targets(suite, setup.targets, setup.slots, self._targets)
+        # A worker never commits: the controller is the store's only writer.
+        no_store = cast(TrialStore, None)
+        self._execution = _Execution(
+            suite,
+            setup.run_id,
+            no_store,
+            self._targets,
+            setup.targets,
+            setup.trials,
+            (),
+            setup.slots,
+            Console(stderr=True),
+        )
+
+    async def run(self, unit: WorkUnit) -> Completion | Crash:
+        """Run one unit: its trial record, or the error that stops the run."""
+        try:
+            record = await self._execution.run_unit(unit.target, unit.case_id, unit.trial)
+        except Exception as exc:  # sent to the controller, which stops the run with it
+            return crash(self.worker, unit, exc)
+        return Completion(self.worker, unit, record.model_dump_json())
+
+    async def aclose(self) -> None:
+        """Release the targets (HTTP clients)."""
+        for target in self._targets.values():
+            with contextlib.suppress(Exception):
+                await target.aclose()
