@@ -47,6 +47,10 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/runner.py
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/startup.py
+	$(BIN)/python benchmarks/ingest_formats.py
+	$(BIN)/python benchmarks/report.py
+	$(BIN)/python benchmarks/adaptive.py
+	$(BIN)/python benchmarks/distributed.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist demo-output .trialscore
