@@ -25,6 +25,7 @@ from trialscore.core.metrics import metric_names
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
+    from trialscore.results.columns import ColumnMap
     from trialscore.results.counts import GroupCounts, ItemCounts
     from trialscore.results.readers import RecordSource
 
@@ -149,6 +150,20 @@ class ReadOptions:
         ),
     ] = None
 
+    def columns(self) -> ColumnMap:
+        """The column options as the readers' :class:`~trialscore.results.columns.ColumnMap`."""
+        from trialscore.results.columns import ColumnMap
+
+        return ColumnMap(
+            item=self.item_col,
+            trial=self.trial_col,
+            passed=self.pass_col,
+            score=self.score_col,
+            verdict=self.verdict_col,
+            threshold=self.threshold,
+            cluster=self.cluster_col,
+        )
+
 
 R = TypeVar("R")
 
@@ -263,18 +278,9 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
     An input that is not an existing path is read from the run store (``--store``) when it
     names a run there (a run id, ``latest``, ``latest~N``): see :mod:`trialscore.runner.history`.
     """
-    from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import read_counts as read
 
-    columns = ColumnMap(
-        item=options.item_col,
-        trial=options.trial_col,
-        passed=options.pass_col,
-        score=options.score_col,
-        verdict=options.verdict_col,
-        threshold=options.threshold,
-        cluster=options.cluster_col,
-    )
+    columns = options.columns()
     inputs: Sequence[Path | RecordSource] = files
     if any(isinstance(path, Path) and not path.exists() for path in files):
         from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path

@@ -42,16 +42,8 @@ def _dates(text: str | None) -> tuple[date, ...] | None:
 def _read(path: Path, read: ReadOptions) -> RunData:
     from trialscore.cli._options import warn_skipped_rows
     from trialscore.report.runs import read_run
-    from trialscore.results.columns import ColumnMap
 
-    columns = ColumnMap(
-        item=read.item_col,
-        trial=read.trial_col,
-        passed=read.pass_col,
-        score=read.score_col,
-        verdict=read.verdict_col,
-        threshold=read.threshold,
-    )
+    columns = read.columns()
     if path.exists():
         run = read_run(path, columns, read.skip_invalid, read.input_format)
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
