@@ -108,26 +108,46 @@ def _group_name(case: CaseTrials, by: str) -> str | None:
     return case.target if by == "target" else case.category
 
 
-def _groups(cases: Sequence[CaseTrials], by: str, errors: ErrorPolicy) -> dict[str, GroupCounts]:
-    """Per-group counts (one item per (target, case)) in the layout ``score`` scores."""
-    grouped: dict[str, list[CaseTrials]] = {}
-    for case in cases:
-        grouped.setdefault(_group_name(case, by) or "—", []).append(case)
-    out = {}
-    for name in sorted(grouped):
-        members = grouped[name]
-        ids = [
-            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in members
+class _Grouper:
+    """Per-group counts of a run (one item per (target, case)) in the layout ``score`` scores.
+
+    Each (run, grouping) is counted once: the headline, curves, paired verdicts and trends share it.
+    """
+
+    def __init__(self, errors: ErrorPolicy) -> None:
+        self.errors = errors
+        self._counted: dict[tuple[int, str], tuple[RunData, dict[str, GroupCounts]]] = {}
+
+    def __call__(self, run: RunData, by: str) -> dict[str, GroupCounts]:
+        """``{group name: counts}`` of ``run`` grouped ``by`` target or category, by name."""
+        key = (id(run), by)
+        if key not in self._counted:
+            self._counted[key] = (run, self._count(run.cases, by))  # the run is kept: its id stays its own
+        return self._counted[key][1]
+
+    def _count(self, cases: Sequence[CaseTrials], by: str) -> dict[str, GroupCounts]:
+        members: dict[str, list[int]] = {}
+        for index, case in enumerate(cases):
+            members.setdefault(_group_name(case, by) or "—", []).append(index)
+        passed = np.array([case.passed for case in cases], dtype=np.int64)
+        errored = np.array([case.errored for case in cases], dtype=np.int64)
+        graded = np.array([len(case.verdicts) for case in cases], dtype=np.int64) - errored
+        items = [
+            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in cases
         ]
-        out[name] = GroupCounts(
-            ((by, name),),
-            np.array(ids, dtype=object),
-            np.array([case.graded for case in members], dtype=np.int64),
-            np.array([case.passed for case in members], dtype=np.int64),
-            np.array([case.errored for case in members], dtype=np.int64),
-            errors,
-        )
-    return out
+        out = {}
+        for name in sorted(members):
+            chosen = members[name]
+            ids = [items[index] for index in chosen]
+            out[name] = GroupCounts(
+                ((by, name),),
+                np.array(ids, dtype=object),
+                graded[chosen],
+                passed[chosen],
+                errored[chosen],
+                self.errors,
+            )
+        return out
 
 
 def _interval_view(interval: Any) -> dict[str, str]:
@@ -355,11 +375,13 @@ class _Drawer:
         ]
 
 
-def _comparisons(run: RunData, baseline: RunData, settings: ReportSettings, by: str) -> list[dict[str, Any]]:
+def _comparisons(
+    run: RunData, baseline: RunData, settings: ReportSettings, by: str, groups: _Grouper
+) -> list[dict[str, Any]]:
     """The paired verdict of pass@1 (the mean per-case pass rate) per group, as ``compare`` tests it."""
     from trialscore.stats import compare_paired
 
-    now, before = _groups(run.cases, by, settings.errors), _groups(baseline.cases, by, settings.errors)
+    now, before = groups(run, by), groups(baseline, by)
     out = []
     for name in sorted(set(now) & set(before)):
         a, b = before[name], now[name]
@@ -438,7 +460,7 @@ def _run_date(run: RunData, index: int, settings: ReportSettings) -> date | None
         return None
 
 
-def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any] | None:
+def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper) -> dict[str, Any] | None:
     """pass@1 per category over the dated runs, with the trend ``track`` tests (latest vs the one before)."""
     from trialscore.compat.tracking import track_category
 
@@ -450,7 +472,7 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any]
     history: dict[str, list[tuple[date, Any]]] = {}
     for run, when in zip(runs, dates, strict=True):
         assert when is not None
-        for name, group in _groups(run.cases, "category", settings.errors).items():
+        for name, group in groups(run, "category").items():
             if group.items:
                 history.setdefault(name, []).append((when, group.bank()))
     ticks = sorted({when.isoformat() for when in dates if when is not None})
@@ -509,7 +531,8 @@ def build_model(
             f"dates must give one date per run; got {len(settings.dates)} for {len(runs)} runs"
         )
     run = runs[-1]
-    groups = _groups(run.cases, settings.by, settings.errors)
+    grouper = _Grouper(settings.errors)
+    groups = grouper(run, settings.by)
     rows, data, flips = _case_rows(run, baseline, settings)
     flaky = sorted(
         (row for row in rows if row["state"] == "flaky"), key=lambda r: (-r["width"], r["case"], r["target"])
@@ -528,7 +551,7 @@ def build_model(
         "flaky_total": len(flaky),
         "curves": _curves(groups, settings),
         "errors": _errors(run),
-        "trends": _trends(runs, settings),
+        "trends": _trends(runs, settings, grouper),
         "against": None,
     }
     if baseline is not None:
@@ -549,7 +572,7 @@ def build_model(
             "changed": changed[:100],
             "changed_total": len(changed),
             "by": [
-                (by, _comparisons(run, baseline, settings, by))
+                (by, _comparisons(run, baseline, settings, by, grouper))
                 for by in ("target", "category")
                 if any(_group_name(case, by) for case in run.cases)
             ],
