@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -276,7 +276,8 @@ class _Detail:
 class _Rows:
     """A trial-record file's valid rows in file order, column by column (what both readings give).
 
-    ``line`` gives the line number of a row; ``detail`` is None when trial detail was not asked for.
+    ``lines``: each row's line number (None from DuckDB, whose rows may come in any order);
+    ``detail`` is None when trial detail was not asked for.
     """
 
     target: list[str | None]
@@ -287,7 +288,7 @@ class _Rows:
     started_at: list[str | None]
     run_id: list[str | None]
     suite: list[str | None]
-    line: Callable[[int], int]
+    lines: list[int] | None
     detail: _Detail | None = None
 
 
@@ -341,7 +342,7 @@ def _python_rows(path: Path, skip_invalid: bool) -> tuple[_Rows, int, int, str |
         started_at=[when if isinstance(when, str) else None for when in started],
         run_id=[_text_or_none(data.get("run_id")) for data in records],
         suite=[_text_or_none(data.get("suite")) for data in records],
-        line=lines_of.__getitem__,
+        lines=lines_of,
         detail=_Detail(
             score=_floats([_number(data.get("score")) for data in records]),
             cost=_floats([_number(data.get("cost_usd")) for data in records]),
@@ -440,7 +441,8 @@ def _graders_of(texts: list[str | None]) -> list[tuple[Grader, ...]]:
 def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     """Every line read by DuckDB (fast), or None when some line needs Python (see :func:`_python_rows`).
 
-    DuckDB reads a line as ``trialscore score`` reads it (so it also takes what its JSON reader
+    Rows come in no set order (DuckDB reads parts of the file in parallel): nothing read depends
+    on it.  DuckDB reads a line as ``trialscore score`` reads it (so it also takes what its JSON reader
     allows and Python's does not: trailing commas, ``nan`` and ``inf``).  A file with a byte order
     mark, a line DuckDB cannot read, a row that is not a plainly valid record (or holds a value
     DuckDB would read differently from Python), or a row count that is not the count of non-blank
@@ -463,12 +465,8 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     rows = len(table["plain"])
     if rows == 0 or not table["plain"].all():
         return None
-    numbers: Callable[[int], int] = (1).__add__
-    if rows != lines:
-        nonblank = [number for number, line in enumerate(data.split(b"\n"), 1) if line.strip()]
-        if len(nonblank) != rows:
-            return None
-        numbers = nonblank.__getitem__
+    if rows != lines and rows != sum(1 for line in data.split(b"\n") if line.strip()):
+        return None
     trials = _Rows(
         target=table["target"].tolist(),
         case_id=table["case_id"].tolist(),
@@ -478,7 +476,7 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
         started_at=table["started_at"].tolist(),
         run_id=[value or None for value in table["run_id"].tolist()],
         suite=[value or None for value in table["suite"].tolist()],
-        line=numbers,
+        lines=None,
     )
     if detail:
         trials.detail = _Detail(
@@ -501,20 +499,43 @@ def _read_records(path: Path, label: str, skip_invalid: bool, detail: bool = Tru
     """Trial records, one JSON object a line; a bad line names the file, line, field and rule.
 
     DuckDB reads the file when every line is a plainly valid record (:func:`_duckdb_rows`);
-    otherwise Python does, line by line (:func:`_python_rows`).  Cases are grouped and ordered
-    in NumPy: by target, category and case id, each case's trials by trial index.
+    otherwise, or to name the line of a repeated trial, Python does, line by line
+    (:func:`_python_rows`).
     """
     fast = _duckdb_rows(path, detail)
     if fast is not None:
-        (rows, read), skipped, first_skipped = fast, 0, None
-    else:
-        rows, read, skipped, first_skipped = _python_rows(path, skip_invalid)
+        rows, read = fast
+        run = _run(path, label, rows, read, 0, None, detail)
+        if run is not None:
+            return run
+    rows, read, skipped, first_skipped = _python_rows(path, skip_invalid)
+    run = _run(path, label, rows, read, skipped, first_skipped, detail)
+    assert run is not None
+    return run
+
+
+def _run(
+    path: Path, label: str, rows: _Rows, read: int, skipped: int, first_skipped: str | None, detail: bool
+) -> RunData | None:
+    """The run of a file's rows, whatever their order: cases ordered by target, category and case id,
+    each case's trials by trial index (in NumPy).
+
+    A case's category is that of its first trial; the run ids and suites are listed sorted.  A
+    repeated (target, case, trial) raises naming its line, or gives None when the rows' lines
+    are not known.
+    """
     if read - skipped == 0:
         raise EvaluationError(f"no trials in {path}: it holds no valid trial record")
+    trials = rows.trial.tolist()
     first: dict[tuple[str | None, str], int] = {}
     for index, key in enumerate(zip(rows.target, rows.case_id, strict=True)):
-        first.setdefault(key, index)
-    keys = sorted(first, key=lambda key: (key[0] or "", rows.category[first[key]] or "", key[1]))
+        known = first.get(key)
+        if known is None or trials[index] < trials[known]:
+            first[key] = index
+    keys = sorted(
+        first,
+        key=lambda key: (key[0] or "", rows.category[first[key]] or "", key[1], key[0] is not None),
+    )
     rank = {key: position for position, key in enumerate(keys)}
     case_of = np.fromiter(
         (rank[key] for key in zip(rows.target, rows.case_id, strict=True)), np.int64, len(rows.case_id)
@@ -523,9 +544,11 @@ def _read_records(path: Path, label: str, skip_invalid: bool, detail: bool = Tru
     cases, trial = case_of[order], rows.trial[order]
     repeated = np.flatnonzero((cases[1:] == cases[:-1]) & (trial[1:] == trial[:-1]))
     if repeated.size:
-        later = int(order[repeated[0] + 1])
+        if rows.lines is None:
+            return None
+        later = int(max(order[repeated[0]], order[repeated[0] + 1]))
         raise EvaluationError(
-            f"{path} line {rows.line(later)}: case {rows.case_id[later]!r} (target {rows.target[later]!r}) "
+            f"{path} line {rows.lines[later]}: case {rows.case_id[later]!r} (target {rows.target[later]!r}) "
             f"has trial {int(rows.trial[later])} twice; each (target, case, trial) must appear once"
         )
     positions = order.tolist()
@@ -549,14 +572,14 @@ def _read_records(path: Path, label: str, skip_invalid: bool, detail: bool = Tru
     out = []
     start = 0
     for (target, case_id), end in zip(keys, ends, strict=True):
-        known = [cost for cost in costs[start:end] if not math.isnan(cost)]
+        known_costs = [cost for cost in costs[start:end] if not math.isnan(cost)]
         out.append(
             CaseTrials(
                 target,
                 rows.category[first[(target, case_id)]],
                 case_id,
                 verdicts[start:end],
-                float(sum(known)) if known else None,
+                float(sum(known_costs)) if known_costs else None,
                 detailed=columns is not None,
                 trials=columns,
                 start=start,
@@ -565,8 +588,8 @@ def _read_records(path: Path, label: str, skip_invalid: bool, detail: bool = Tru
         start = end
     return RunData(
         label,
-        ", ".join(dict.fromkeys(value for value in rows.run_id if value)) or None,
-        ", ".join(dict.fromkeys(value for value in rows.suite if value)) or None,
+        ", ".join(sorted({value for value in rows.run_id if value})) or None,
+        ", ".join(sorted({value for value in rows.suite if value})) or None,
         min((when for when in rows.started_at if when is not None), default=None),
         tuple(out),
         read,
