@@ -218,3 +218,116 @@ def test_bad_records_name_the_line(tmp_path: Path) -> None:
         read_run(path)
     run = read_run(path, skip_invalid=True)
     assert run.rows_skipped == 1 and run.cases[0].verdicts == "p"
+
+
+def _mixed_records(path: Path) -> Path:
+    """Records of every shape the report shows: graders with and without reasons, long and non-ASCII
+    outputs (a raw U+2028 among them), unknown numbers, trials out of order, several targets."""
+    rows = []
+    for case in range(6):
+        for trial in (3, 0, 2, 1)[: 2 + case % 3]:
+            verdict = ("pass", "fail", "borderline", "error")[(case + trial) % 4]
+            extra: dict[str, object] = {
+                "target": ("m1", "m2", None)[case % 3],
+                "category": ("x", None)[trial % 2] if case != 4 else "é<&>",
+                "cost_usd": None if trial == 2 else 0.001 * (case + 1) + trial * 1e-7,
+                "latency_s": 12345.678 if trial == 1 else 0.25,
+                "started_at": f"2025-01-0{case + 1}T10:00:00Z",
+                "run_id": "r1" if case else "",
+            }
+            if verdict == "error":
+                extra["error"] = "boom\nsecond line" if case % 2 else None
+            else:
+                extra["output"] = ("out\u2028é " * (case * 40))[: 10 + case * 90]
+                extra["grader_results"] = [
+                    {"name": "g1", "score": 1 / 3, "passed": verdict == "pass"},
+                    {"name": "<g2>", "score": None, "passed": None, "reason": "r" * 400},
+                ][: case % 3]
+            rows.append(_record(f"c{case}", trial, verdict, **extra))
+    path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def _seen(run: object) -> list[object]:
+    cases = run.cases  # type: ignore[attr-defined]
+    return [(c.target, c.category, c.case_id, c.verdicts, c.cost, c.details) for c in cases]
+
+
+def test_duckdb_and_python_readings_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from trialscore.report import runs
+
+    path = _mixed_records(tmp_path / "t.jsonl")
+    assert runs._duckdb_rows(path, True) is not None  # the fast reading is the one compared
+    fast = read_run(path)
+    fast_html = build_report([fast])
+    monkeypatch.setattr(runs, "_duckdb_rows", lambda *_: None)
+    slow = read_run(path)
+    assert _seen(fast) == _seen(slow)
+    assert (fast.run_id, fast.suite, fast.started, fast.rows_read) == (
+        slow.run_id,
+        slow.suite,
+        slow.started,
+        slow.rows_read,
+    )
+    assert fast_html == build_report([slow])
+    # the raw U+2028 inside an output is text, not a line break (each reading gives 18 trials)
+    assert fast.rows_read == 18 and any("\u2028" in (d.output or "") for c in fast.cases for d in c.details)
+    # without detail: the same verdicts, no trial detail
+    bare = read_run(path, detail=False)
+    assert [c.verdicts for c in bare.cases] == [c.verdicts for c in fast.cases]
+    assert not bare.detailed and bare.cases[0].details == []
+
+
+def test_lines_duckdb_would_read_differently_are_read_in_python(tmp_path: Path) -> None:
+    from trialscore.report import runs
+
+    plain = _record("a", 0, "pass", target="m")
+    cases = {
+        "bom": "\ufeff" + json.dumps(plain) + "\n",
+        "number target": json.dumps(plain | {"target": 5}) + "\n",
+        "empty case id": json.dumps(plain | {"case_id": ""}) + "\n",
+        "float trial": json.dumps(plain | {"trial": 1.0}) + "\n",
+        "not json": json.dumps(plain) + "\n{oops\n",
+        "an array": json.dumps(plain) + "\n[1]\n",
+        "graders not a list": json.dumps(plain | {"grader_results": {"a": 1}}) + "\n",
+    }
+    for name, text in cases.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(text, encoding="utf-8")
+        assert runs._duckdb_rows(path, True) is None, name
+    path = tmp_path / "plain.jsonl"
+    path.write_text(json.dumps(plain) + "\n", encoding="utf-8")
+    assert runs._duckdb_rows(path, True) is not None
+    # DuckDB compares a field's JSON text as it writes it back: an escaped verdict is still "pass"
+    escaped = tmp_path / "escaped.jsonl"
+    escaped.write_text(json.dumps(plain).replace('"verdict": "pass"', '"verdict": "\\u0070ass"'))
+    assert "u0070" in escaped.read_text() and runs._duckdb_rows(escaped, True) is not None
+    assert read_run(escaped).cases[0].verdicts == "p"
+    # read in Python, each file gives what it gave before: a valid record, or an error naming its line
+    assert read_run(tmp_path / "bom.jsonl").cases[0].verdicts == "p"
+    assert read_run(tmp_path / "number target.jsonl").cases[0].target == 5  # type: ignore[comparison-overlap]
+    assert read_run(tmp_path / "graders not a list.jsonl").cases[0].details[0].graders == ()
+    for name in ("empty case id", "float trial"):
+        with pytest.raises(EvaluationError, match=rf"{name}\.jsonl line 1: TrialRecord field"):
+            read_run(tmp_path / f"{name}.jsonl")
+    with pytest.raises(EvaluationError, match=r"not json\.jsonl line 2: not valid JSON"):
+        read_run(tmp_path / "not json.jsonl")
+    skipped = read_run(tmp_path / "an array.jsonl", skip_invalid=True)
+    assert (skipped.rows_read, skipped.rows_skipped, skipped.cases[0].verdicts) == (2, 1, "p")
+    assert skipped.first_skipped is not None and "an array.jsonl line 2" in skipped.first_skipped
+
+
+def test_a_repeated_trial_names_its_line_in_either_reading(tmp_path: Path) -> None:
+    from trialscore.report import runs
+
+    rows = [_record("a", 0, "pass"), _record("b", 0, "fail"), _record("a", 0, "fail")]
+    fast = tmp_path / "fast.jsonl"
+    fast.write_text("\n" + json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n\n" + json.dumps(rows[2]))
+    slow = tmp_path / "slow.jsonl"
+    slow.write_text(fast.read_text() + "\n{bad\n")
+    assert runs._duckdb_rows(fast, True) is not None and runs._duckdb_rows(slow, True) is None
+    for path in (fast, slow):
+        with pytest.raises(
+            EvaluationError, match=rf"{path.name} line 6: case 'a' \(target None\) has trial 0 twice"
+        ):
+            read_run(path, skip_invalid=True)

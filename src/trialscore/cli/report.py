@@ -39,13 +39,14 @@ def _dates(text: str | None) -> tuple[date, ...] | None:
     return tuple(out)
 
 
-def _read(path: Path, read: ReadOptions) -> RunData:
+def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
+    """One run; ``detail``: with each trial's detail (the reported run's drawer shows it)."""
     from trialscore.cli._options import warn_skipped_rows
     from trialscore.report.runs import read_run
 
     columns = read.columns()
     if path.exists():
-        run = read_run(path, columns, read.skip_invalid, read.input_format)
+        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail)
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
         from trialscore.results.readers import RecordSource
         from trialscore.runner.history import resolve_inputs
@@ -55,7 +56,7 @@ def _read(path: Path, read: ReadOptions) -> RunData:
         with tempfile.TemporaryDirectory(prefix="trialscore-") as folder:
             trials = Path(folder) / "trials.jsonl"
             trials.write_text("".join(record.model_dump_json() + "\n" for record in source.records))
-            run = read_run(trials, columns, read.skip_invalid, label=source.label)
+            run = read_run(trials, columns, read.skip_invalid, label=source.label, detail=detail)
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
     return run
 
@@ -102,7 +103,7 @@ def report(
         from trialscore.report import ReportSettings, write_report
 
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
-        loaded = [_read(path, read) for path in runs]
+        loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
         base = None if baseline is None else _read(baseline, read)
         try:
             path = write_report(out, loaded, base, settings)

@@ -50,10 +50,14 @@ def build_report(
     **read : reading options of :func:`~trialscore.report.runs.read_run` (``columns``,
         ``skip_invalid``, ``input_format``)
     """
-    loaded = [run if isinstance(run, RunData) else read_run(run, **read) for run in runs]
+    last = len(runs) - 1  # the reported run: the only one whose trial detail the page shows
+    loaded = [
+        run if isinstance(run, RunData) else read_run(run, **read, detail=index == last)
+        for index, run in enumerate(runs)
+    ]
     base = None
     if baseline is not None:
-        base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read)
+        base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail=False)
     page, data = build_model(loaded, base, settings)
     return render_page(page, data)
 

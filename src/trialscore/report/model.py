@@ -23,16 +23,17 @@ passed, ``fail`` when none did, ``flaky`` in between, ``none`` with no graded tr
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from trialscore.errors import EvaluationError
 from trialscore.report._svg import Series, line_chart
-from trialscore.report.runs import CaseTrials, RunData
+from trialscore.report.runs import CaseTrials, Grader, RunData, TrialColumns
 from trialscore.results.counts import ErrorPolicy, GroupCounts
 
 __all__ = ["ReportSettings", "build_model", "case_state", "flip"]
@@ -107,26 +108,46 @@ def _group_name(case: CaseTrials, by: str) -> str | None:
     return case.target if by == "target" else case.category
 
 
-def _groups(cases: Sequence[CaseTrials], by: str, errors: ErrorPolicy) -> dict[str, GroupCounts]:
-    """Per-group counts (one item per (target, case)) in the layout ``score`` scores."""
-    grouped: dict[str, list[CaseTrials]] = {}
-    for case in cases:
-        grouped.setdefault(_group_name(case, by) or "—", []).append(case)
-    out = {}
-    for name in sorted(grouped):
-        members = grouped[name]
-        ids = [
-            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in members
+class _Grouper:
+    """Per-group counts of a run (one item per (target, case)) in the layout ``score`` scores.
+
+    Each (run, grouping) is counted once: the headline, curves, paired verdicts and trends share it.
+    """
+
+    def __init__(self, errors: ErrorPolicy) -> None:
+        self.errors = errors
+        self._counted: dict[tuple[int, str], tuple[RunData, dict[str, GroupCounts]]] = {}
+
+    def __call__(self, run: RunData, by: str) -> dict[str, GroupCounts]:
+        """``{group name: counts}`` of ``run`` grouped ``by`` target or category, by name."""
+        key = (id(run), by)
+        if key not in self._counted:
+            self._counted[key] = (run, self._count(run.cases, by))  # the run is kept: its id stays its own
+        return self._counted[key][1]
+
+    def _count(self, cases: Sequence[CaseTrials], by: str) -> dict[str, GroupCounts]:
+        members: dict[str, list[int]] = {}
+        for index, case in enumerate(cases):
+            members.setdefault(_group_name(case, by) or "—", []).append(index)
+        passed = np.array([case.passed for case in cases], dtype=np.int64)
+        errored = np.array([case.errored for case in cases], dtype=np.int64)
+        graded = np.array([len(case.verdicts) for case in cases], dtype=np.int64) - errored
+        items = [
+            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in cases
         ]
-        out[name] = GroupCounts(
-            ((by, name),),
-            np.array(ids, dtype=object),
-            np.array([case.graded for case in members], dtype=np.int64),
-            np.array([case.passed for case in members], dtype=np.int64),
-            np.array([case.errored for case in members], dtype=np.int64),
-            errors,
-        )
-    return out
+        out = {}
+        for name in sorted(members):
+            chosen = members[name]
+            ids = [items[index] for index in chosen]
+            out[name] = GroupCounts(
+                ((by, name),),
+                np.array(ids, dtype=object),
+                graded[chosen],
+                passed[chosen],
+                errored[chosen],
+                self.errors,
+            )
+        return out
 
 
 def _interval_view(interval: Any) -> dict[str, str]:
@@ -232,12 +253,19 @@ def _case_rows(
         before = {(case.target, case.case_id): case_state(case, settings.errors) for case in baseline.cases}
     flips = {}
     rows = []
+    intervals: dict[tuple[int, int], Any] = {}  # one interval per (passed, n): cases share few
+    drawer = _Drawer(run.trials)
     details: list[Any] = []
-    graders: dict[str, int] = {}
     for index, case in enumerate(run.cases):
         state = case_state(case, settings.errors)
         n = case.graded + (case.errored if settings.errors == "fail" else 0)
-        interval = proportion_interval(case.passed, n, settings.level, "wilson") if n else None
+        interval = None
+        if n:
+            interval = intervals.get((case.passed, n))
+            if interval is None:
+                interval = intervals[case.passed, n] = proportion_interval(
+                    case.passed, n, settings.level, "wilson"
+                )
         key = (case.target, case.case_id)
         change = flip(before.get(key), state) if baseline is not None else ""
         flips[key] = change
@@ -264,8 +292,8 @@ def _case_rows(
                 "flip": change,
             }
         )
-        details.append(_trial_columns(case, graders) if case.detailed else None)
-    return rows, {"trials": details, "graders": list(graders)}, flips
+        details.append(drawer.case(case) if case.detailed else None)
+    return rows, {"trials": details, "graders": list(drawer.graders)}, flips
 
 
 def _short(value: float | None) -> float | int | None:
@@ -276,47 +304,84 @@ def _short(value: float | None) -> float | int | None:
     return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
 
 
+def _latency(value: float | None) -> float | None:
+    """A latency for the embedded JSON: 3 significant digits."""
+    return None if value is None or not math.isfinite(value) else float(f"{value:.3g}")
+
+
+def _shorts(values: NDArray[np.float64], shown: Callable[[float | None], Any]) -> list[Any]:
+    """``shown`` of every value (NaN: unknown), computed once per distinct value."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    each = [shown(None if math.isnan(value) else value) for value in distinct.tolist()]
+    return [each[position] for position in inverse.ravel().tolist()]
+
+
 def _column(values: list[Any]) -> list[Any] | None:
     """A column of the drawer's data; None when every entry is None (nothing to show)."""
     return None if all(value is None for value in values) else values
 
 
-def _trial_columns(case: CaseTrials, graders: dict[str, int]) -> list[Any]:
-    """A case's trials for the drawer, column by column (compact): see ``report.js`` for the layout.
+class _Drawer:
+    """The drawer's data of each case, column by column (compact): see ``report.js`` for the layout.
 
     ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
-    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``.
+    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``,
+    names indexed in order of first appearance (:attr:`graders`).  Every number is formatted once
+    per run (:func:`_shorts`), not once per case.
     """
-    details = case.details
-    indices = [d.trial for d in details]
-    outputs = [
-        d.output if d.output_chars <= len(d.output or "") else [d.output, d.output_chars] for d in details
-    ]
-    grades = []
-    for d in details:
-        row = []
-        for name, score, passed, reason in d.graders:
-            entry: list[Any] = [graders.setdefault(name, len(graders)), _short(score), passed]
-            if reason is not None:
-                entry.append(reason)
-            row.append(entry)
-        grades.append(row)
-    return [
-        None if indices == list(range(len(details))) else indices,
-        _column([_short(d.score) for d in details]),
-        _column([_short(d.cost) for d in details]),
-        _column([None if d.latency is None else float(f"{d.latency:.3g}") for d in details]),
-        _column(outputs),
-        _column([d.error for d in details]),
-        grades if any(grades) else None,
-    ]
+
+    def __init__(self, trials: TrialColumns | None) -> None:
+        self.graders: dict[str, int] = {}
+        self.trials = trials
+        if trials is None:
+            return
+        self.scores = _shorts(trials.score, _short)
+        self.costs = _shorts(trials.cost, _short)
+        self.latencies = _shorts(trials.latency, _latency)
+        self.outputs = [
+            text if chars <= len(text or "") else [text, chars]
+            for text, chars in zip(trials.output, trials.output_chars, strict=True)
+        ]
+        entries: dict[tuple[Grader, ...], list[Any]] = {}
+        self.grades = []
+        for graders in trials.graders:
+            row = entries.get(graders)
+            if row is None:
+                row = entries[graders] = [self._grade(grader) for grader in graders]
+            self.grades.append(row)
+
+    def _grade(self, grader: Grader) -> list[Any]:
+        name, score, passed, reason = grader
+        entry: list[Any] = [self.graders.setdefault(name, len(self.graders)), _short(score), passed]
+        if reason is not None:
+            entry.append(reason)
+        return entry
+
+    def case(self, case: CaseTrials) -> list[Any]:
+        """The drawer's columns of one case."""
+        trials = self.trials
+        assert trials is not None and case.trials is trials
+        start, stop = case.start, case.stop
+        indices = trials.trial[start:stop]
+        grades = self.grades[start:stop]
+        return [
+            None if indices == list(range(stop - start)) else indices,
+            _column(self.scores[start:stop]),
+            _column(self.costs[start:stop]),
+            _column(self.latencies[start:stop]),
+            _column(self.outputs[start:stop]),
+            _column(trials.error[start:stop]),
+            grades if any(grades) else None,
+        ]
 
 
-def _comparisons(run: RunData, baseline: RunData, settings: ReportSettings, by: str) -> list[dict[str, Any]]:
+def _comparisons(
+    run: RunData, baseline: RunData, settings: ReportSettings, by: str, groups: _Grouper
+) -> list[dict[str, Any]]:
     """The paired verdict of pass@1 (the mean per-case pass rate) per group, as ``compare`` tests it."""
     from trialscore.stats import compare_paired
 
-    now, before = _groups(run.cases, by, settings.errors), _groups(baseline.cases, by, settings.errors)
+    now, before = groups(run, by), groups(baseline, by)
     out = []
     for name in sorted(set(now) & set(before)):
         a, b = before[name], now[name]
@@ -359,12 +424,13 @@ def _errors(run: RunData) -> list[dict[str, Any]]:
     grouped: dict[str, dict[str, None]] = {}
     counts: dict[str, int] = {}
     for case in run.cases:
+        if not case.errored:
+            continue
         label = case.case_id if case.target is None else f"{case.case_id} ({case.target})"
-        messages = (
-            [d.error for d in case.details if d.verdict == "error"]
-            if case.detailed
-            else [None] * case.errored
-        )
+        messages: list[str | None] = [None] * case.errored
+        if case.detailed and case.trials is not None:
+            errors = case.trials.error[case.start : case.stop]
+            messages = [errors[index] for index, letter in enumerate(case.verdicts) if letter == "e"]
         for message in messages:
             text = (
                 (message or "").strip().splitlines()[0] if (message or "").strip() else "(no error message)"
@@ -394,7 +460,7 @@ def _run_date(run: RunData, index: int, settings: ReportSettings) -> date | None
         return None
 
 
-def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any] | None:
+def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper) -> dict[str, Any] | None:
     """pass@1 per category over the dated runs, with the trend ``track`` tests (latest vs the one before)."""
     from trialscore.compat.tracking import track_category
 
@@ -406,7 +472,7 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any]
     history: dict[str, list[tuple[date, Any]]] = {}
     for run, when in zip(runs, dates, strict=True):
         assert when is not None
-        for name, group in _groups(run.cases, "category", settings.errors).items():
+        for name, group in groups(run, "category").items():
             if group.items:
                 history.setdefault(name, []).append((when, group.bank()))
     ticks = sorted({when.isoformat() for when in dates if when is not None})
@@ -435,8 +501,8 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings) -> dict[str, Any]
 
 def _totals(run: RunData) -> dict[str, Any]:
     trials = sum(len(case.verdicts) for case in run.cases)
-    costs = [d.cost for case in run.cases for d in case.details]
-    known = [cost for cost in costs if cost is not None]
+    costs = [] if run.trials is None else run.trials.cost.tolist()
+    known = [cost for cost in costs if not math.isnan(cost)]
     return {
         "cases": len(run.cases),
         "trials": trials,
@@ -465,7 +531,8 @@ def build_model(
             f"dates must give one date per run; got {len(settings.dates)} for {len(runs)} runs"
         )
     run = runs[-1]
-    groups = _groups(run.cases, settings.by, settings.errors)
+    grouper = _Grouper(settings.errors)
+    groups = grouper(run, settings.by)
     rows, data, flips = _case_rows(run, baseline, settings)
     flaky = sorted(
         (row for row in rows if row["state"] == "flaky"), key=lambda r: (-r["width"], r["case"], r["target"])
@@ -484,7 +551,7 @@ def build_model(
         "flaky_total": len(flaky),
         "curves": _curves(groups, settings),
         "errors": _errors(run),
-        "trends": _trends(runs, settings),
+        "trends": _trends(runs, settings, grouper),
         "against": None,
     }
     if baseline is not None:
@@ -505,7 +572,7 @@ def build_model(
             "changed": changed[:100],
             "changed_total": len(changed),
             "by": [
-                (by, _comparisons(run, baseline, settings, by))
+                (by, _comparisons(run, baseline, settings, by, grouper))
                 for by in ("target", "category")
                 if any(_group_name(case, by) for case in run.cases)
             ],

@@ -16,9 +16,9 @@ import json
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
-__all__ = ["render_page", "safe_json"]
+__all__ = ["case_rows", "render_page", "safe_json"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -48,9 +48,45 @@ def _environment() -> Environment:
     return env
 
 
+def _value(number: float | None) -> str:
+    """A sort key of the cases table (``data-v``): 4 significant digits, -1 when unknown."""
+    return "-1" if number is None else f"{number:.4g}"
+
+
+def case_rows(rows: list[dict[str, Any]], flips: bool) -> Markup:
+    """The body rows of the cases table, one line each, every text escaped.
+
+    One string per row instead of a template loop (the table has a row per case); ``flips``
+    adds the column of the flip against the baseline.
+
+    >>> print(case_rows([{"state": "pass", "errored": 0, "target": "<m>", "case": "a&b", "strip": "pp",
+    ...     "passed": 2, "n": 2, "rate": 1.0, "rate_text": "100.0%", "interval": "[34.2%, 100.0%]",
+    ...     "flakiness": 0.0, "cost": None, "cost_text": "—", "category": "", "flip": "new"}], True))
+    <tr data-s="pass"><td>&lt;m&gt;</td><td><button class="case">a&amp;b</button></td><td class="st">pp</td>\
+<td data-v="2">2/2</td><td data-v="1">100.0% <small>[34.2%, 100.0%]</small></td><td>0%</td>\
+<td data-v="-1">—</td><td></td><td class="flip new">new</td></tr>
+    <BLANKLINE>
+    """
+    out = []
+    for r in rows:
+        # texts from the data are escaped; the rest is the report's own (numbers, fixed words, letters)
+        errored = f' data-e="{r["errored"]}"' if r["errored"] else ""
+        last = f'<td class="flip {r["flip"].replace(" ", "-")}">{r["flip"]}</td>' if flips else ""
+        out.append(
+            f'<tr data-s="{r["state"]}"{errored}><td>{escape(r["target"])}</td>'
+            f'<td><button class="case">{escape(r["case"])}</button></td>'
+            f'<td class="st">{r["strip"]}</td><td data-v="{r["passed"]}">{r["passed"]}/{r["n"]}</td>'
+            f'<td data-v="{_value(r["rate"])}">{r["rate_text"]} <small>{r["interval"]}</small></td>'
+            f'<td>{r["flakiness"]:.0f}%</td><td data-v="{_value(r["cost"])}">{r["cost_text"]}</td>'
+            f"<td>{escape(r['category'])}</td>{last}</tr>\n"
+        )
+    return Markup("".join(out))
+
+
 def render_page(page: dict[str, Any], data: dict[str, Any]) -> str:
     """The whole HTML document of a report (see :func:`trialscore.report.model.build_model`)."""
     from trialscore.report.runs import OUTPUT_CHARS
 
     template = _environment().get_template("report.html.j2")
-    return template.render(page=page, data=data, output_chars=OUTPUT_CHARS)
+    rows = case_rows(page["cases"], page["baseline"] is not None)
+    return template.render(page=page, data=data, case_rows=rows, output_chars=OUTPUT_CHARS)

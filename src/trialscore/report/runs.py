@@ -23,21 +23,42 @@ Verdict letters: ``p`` pass, ``f`` fail, ``b`` borderline (a failure between the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trialscore.errors import EvaluationError
-from trialscore.results.columns import ColumnMap
+import duckdb
+import numpy as np
+from numpy.typing import NDArray
 
-__all__ = ["OUTPUT_CHARS", "CaseTrials", "RunData", "TrialDetail", "read_run", "read_runs"]
+from trialscore.errors import EvaluationError
+from trialscore.results._columns import fetch, floats, integers
+from trialscore.results.columns import ColumnMap
+from trialscore.results.sink import UTF8_BOM
+
+__all__ = [
+    "OUTPUT_CHARS",
+    "CaseTrials",
+    "Grader",
+    "RunData",
+    "TrialColumns",
+    "TrialDetail",
+    "read_run",
+    "read_runs",
+]
 
 #: Outputs, error texts and grader reasons longer than this are cut in the page (the full length is shown).
 OUTPUT_CHARS = 300
 
 _LETTER = {"pass": "p", "fail": "f", "borderline": "b", "error": "e"}
+_VERDICT = {letter: verdict for verdict, letter in _LETTER.items()}
 _RECORD_KEYS = frozenset({"case_id", "trial", "passed", "verdict"})
+
+
+#: One grader of one trial: name, score, passed, reason (cut to :data:`OUTPUT_CHARS`).
+Grader = tuple[str, float | None, bool | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -52,21 +73,62 @@ class TrialDetail:
     output: str | None
     output_chars: int
     error: str | None
-    graders: tuple[tuple[str, float | None, bool | None, str | None], ...]
+    graders: tuple[Grader, ...]
     started_at: str | None = None
+
+
+@dataclass(frozen=True)
+class TrialColumns:
+    """The trials of a run column by column: case after case (in :attr:`RunData.cases` order), each
+    case's trials in trial order.
+
+    ``score``, ``cost`` and ``latency`` are ``float64`` arrays (NaN: unknown); outputs, errors and
+    grader reasons are cut to :data:`OUTPUT_CHARS` (``output_chars``: each output's full length).
+    """
+
+    trial: list[int]
+    verdicts: str
+    score: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    latency: NDArray[np.float64]
+    output: list[str | None]
+    output_chars: list[int]
+    error: list[str | None]
+    graders: list[tuple[Grader, ...]]
+    started_at: list[str | None]
+
+    def detail(self, index: int) -> TrialDetail:
+        """Trial ``index`` (a position in these columns) as one :class:`TrialDetail`."""
+        return TrialDetail(
+            self.trial[index],
+            _VERDICT[self.verdicts[index]],
+            _known(self.score[index]),
+            _known(self.cost[index]),
+            _known(self.latency[index]),
+            self.output[index],
+            self.output_chars[index],
+            self.error[index],
+            self.graders[index],
+            self.started_at[index],
+        )
 
 
 @dataclass
 class CaseTrials:
-    """The trials of one case of one target: verdict letters in trial order, and their detail."""
+    """The trials of one case of one target: verdict letters in trial order, and their detail.
+
+    With trial detail (``detailed``), the case's trials are ``trials`` at positions ``start`` to
+    ``start + len(verdicts)``.
+    """
 
     target: str | None
     category: str | None
     case_id: str
     verdicts: str = ""
-    details: list[TrialDetail] = field(default_factory=list)
     cost: float | None = None
     detailed: bool = True
+    trials: TrialColumns | None = None
+    start: int = 0
 
     @property
     def passed(self) -> int:
@@ -83,6 +145,18 @@ class CaseTrials:
         """Trials that errored (no outcome)."""
         return self.verdicts.count("e")
 
+    @property
+    def stop(self) -> int:
+        """The position after this case's last trial in :attr:`trials`."""
+        return self.start + len(self.verdicts)
+
+    @property
+    def details(self) -> list[TrialDetail]:
+        """The case's trials one by one (empty without trial detail)."""
+        if self.trials is None:
+            return []
+        return [self.trials.detail(index) for index in range(self.start, self.stop)]
+
 
 @dataclass(frozen=True)
 class RunData:
@@ -96,11 +170,16 @@ class RunData:
     rows_read: int
     rows_skipped: int = 0
     first_skipped: str | None = None
+    trials: TrialColumns | None = None
 
     @property
     def detailed(self) -> bool:
         """Whether trial detail (outputs, graders, errors) was read."""
         return any(case.detailed for case in self.cases)
+
+
+def _known(value: float) -> float | None:
+    return None if math.isnan(value) else float(value)
 
 
 def _cut(text: object) -> tuple[str | None, int]:
@@ -111,7 +190,14 @@ def _cut(text: object) -> tuple[str | None, int]:
 
 
 def _number(value: object) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    """A JSON number as a float; anything else, NaN and numbers beyond a float's range as None (unknown)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _parse_all(lines: list[str]) -> list[Any] | None:
@@ -155,9 +241,10 @@ def _fast_record(data: object) -> bool:
     )
 
 
-def _graders(data: dict[str, Any]) -> tuple[tuple[str, float | None, bool | None, str | None], ...]:
+def _graders(value: object) -> tuple[Grader, ...]:
+    """The graders of one trial from its ``grader_results`` (entries that are not objects are left out)."""
     out = []
-    for grader in data.get("grader_results") or ():
+    for grader in value if isinstance(value, list) else ():
         if isinstance(grader, dict):
             reason, _ = _cut(grader.get("reason"))
             passed = grader.get("passed")
@@ -172,87 +259,343 @@ def _graders(data: dict[str, Any]) -> tuple[tuple[str, float | None, bool | None
     return tuple(out)
 
 
-def _read_records(path: Path, label: str, skip_invalid: bool) -> RunData:
-    """Trial records, one JSON object a line; a bad line names the file, line, field and rule."""
+@dataclass
+class _Detail:
+    """The trial detail of a file's rows (file order): what the case drawer shows."""
+
+    score: NDArray[np.float64]
+    cost: NDArray[np.float64]
+    latency: NDArray[np.float64]
+    output: list[str | None]
+    output_chars: list[int]
+    error: list[str | None]
+    graders: list[tuple[Grader, ...]]
+
+
+@dataclass
+class _Rows:
+    """A trial-record file's valid rows in file order, column by column (what both readings give).
+
+    ``lines``: each row's line number (None from DuckDB, whose rows may come in any order);
+    ``detail`` is None when trial detail was not asked for.
+    """
+
+    target: list[str | None]
+    case_id: list[str]
+    category: list[str | None]
+    trial: NDArray[np.int64]
+    letters: list[str]
+    started_at: list[str | None]
+    run_id: list[str | None]
+    suite: list[str | None]
+    lines: list[int] | None
+    detail: _Detail | None = None
+
+
+def _floats(values: list[float | None]) -> NDArray[np.float64]:
+    return np.array([math.nan if value is None else value for value in values], dtype=np.float64)
+
+
+def _text_or_none(value: object) -> str | None:
+    return str(value) if value else None
+
+
+def _python_rows(path: Path, skip_invalid: bool) -> tuple[_Rows, int, int, str | None]:
+    """Every line parsed in Python (exact for any input): the rows, lines read, skipped, first skipped.
+
+    A line that is not a plainly valid record goes through :class:`TrialRecord`: a bad one names
+    the file, line, field and rule (or with ``skip_invalid`` is skipped and counted).
+    """
     from trialscore.results.records import TrialRecord
 
-    cases: dict[tuple[str | None, str], CaseTrials] = {}
-    trials: dict[tuple[str | None, str], dict[int, tuple[str, TrialDetail]]] = {}
-    run_ids: dict[str, None] = {}
-    suites: dict[str, None] = {}
-    started: str | None = None
-    rows = skipped = 0
+    records: list[dict[str, Any]] = []
+    lines_of: list[int] = []
+    skipped = 0
     first_skipped = None
     with path.open("r", encoding="utf-8-sig") as handle:
-        lines = handle.read().splitlines()
+        lines = handle.read().split("\n")
     numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
     parsed = _parse_all([line for _, line in numbered])
     for index, (number, line) in enumerate(numbered):
-        if True:
-            rows += 1
-            where = f"{path} line {number}"
-            data = parsed[index] if parsed is not None else _loads(line)
-            if not _fast_record(data):
-                try:
-                    record = TrialRecord.from_json_line(line, where)
-                    data = json.loads(record.to_json_line())
-                except EvaluationError as exc:
-                    if not skip_invalid:
-                        raise
-                    skipped += 1
-                    first_skipped = first_skipped or str(exc)
-                    continue
-            assert isinstance(data, dict)
-            target, case_id = data.get("target"), data["case_id"]
-            key = (target, case_id)
-            case = cases.get(key)
-            if case is None:
-                case = cases[key] = CaseTrials(target, data.get("category"), case_id)
-            if data.get("run_id"):
-                run_ids[str(data["run_id"])] = None
-            if data.get("suite"):
-                suites[str(data["suite"])] = None
-            when = data.get("started_at")
-            if isinstance(when, str) and (started is None or when < started):
-                started = when
-            output, output_chars = _cut(data.get("output"))
-            error, _ = _cut(data.get("error"))
-            detail = TrialDetail(
-                data["trial"],
-                data["verdict"],
-                _number(data.get("score")),
-                _number(data.get("cost_usd")),
-                _number(data.get("latency_s")),
-                output,
-                output_chars,
-                error,
-                _graders(data),
-                when if isinstance(when, str) else None,
-            )
-            seen = trials.setdefault(key, {})
-            if detail.trial in seen:
-                raise EvaluationError(
-                    f"{where}: case {case_id!r} (target {target!r}) has trial {detail.trial} twice; "
-                    "each (target, case, trial) must appear once"
-                )
-            seen[detail.trial] = (_LETTER[detail.verdict], detail)
-    if rows - skipped == 0:
+        data = parsed[index] if parsed is not None else _loads(line)
+        if not _fast_record(data):
+            try:
+                record = TrialRecord.from_json_line(line, f"{path} line {number}")
+                data = json.loads(record.to_json_line())
+            except EvaluationError as exc:
+                if not skip_invalid:
+                    raise
+                skipped += 1
+                first_skipped = first_skipped or str(exc)
+                continue
+        assert isinstance(data, dict)
+        records.append(data)
+        lines_of.append(number)
+    outputs = [_cut(data.get("output")) for data in records]
+    started = [data.get("started_at") for data in records]
+    rows = _Rows(
+        target=[data.get("target") for data in records],
+        case_id=[data["case_id"] for data in records],
+        category=[data.get("category") for data in records],
+        trial=np.array([data["trial"] for data in records], dtype=np.int64),
+        letters=[_LETTER[data["verdict"]] for data in records],
+        started_at=[when if isinstance(when, str) else None for when in started],
+        run_id=[_text_or_none(data.get("run_id")) for data in records],
+        suite=[_text_or_none(data.get("suite")) for data in records],
+        lines=lines_of,
+        detail=_Detail(
+            score=_floats([_number(data.get("score")) for data in records]),
+            cost=_floats([_number(data.get("cost_usd")) for data in records]),
+            latency=_floats([_number(data.get("latency_s")) for data in records]),
+            output=[text for text, _ in outputs],
+            output_chars=[chars for _, chars in outputs],
+            error=[_cut(data.get("error"))[0] for data in records],
+            graders=[_graders(data.get("grader_results")) for data in records],
+        ),
+    )
+    return rows, len(numbered), skipped, first_skipped
+
+
+_FIELDS = (
+    "run_id suite case_id trial target category passed score verdict grader_results "
+    "cost_usd latency_s output error started_at"
+).split()
+_DETAIL = ("score", "cost", "latency", "output", "output_chars", "error", "graders")
+
+
+def _starts(field: str, first: str) -> str:
+    """SQL: the JSON value of ``field`` is missing, null, or its text starts with ``first``."""
+    return f"coalesce(left({field}::VARCHAR, 1) = '{first}', true)"
+
+
+def _number_sql(field: str) -> str:
+    """SQL: the JSON number of ``field`` as a DOUBLE; NULL for any other value."""
+    not_a_number = "('\"', '[', '{', 't', 'f')"
+    return f"CASE WHEN left({field}::VARCHAR, 1) NOT IN {not_a_number} THEN TRY_CAST({field} AS DOUBLE) END"
+
+
+def _fast_sql(source: str, detail: bool) -> str:
+    """One query reading every line as a record (the JSON texts of its fields compared, not parsed).
+
+    ``plain`` marks the rows :func:`_fast_record` accepts whose texts read the same as in Python
+    (strings where Python keeps a string, an array of graders); with ``detail`` also the numbers,
+    the cut texts and the graders' JSON text.
+    """
+    verdict = "verdict::VARCHAR"
+    texts = ("target", "category", "run_id", "suite", *(("output", "error") if detail else ()))
+    plain = " AND ".join(
+        [
+            "case_id::VARCHAR LIKE '\"%' AND case_id::VARCHAR != '\"\"'",
+            "json_type(trial) IN ('UBIGINT', 'BIGINT') AND TRY_CAST(trial AS BIGINT) >= 0",
+            f"{verdict} IN ('\"pass\"', '\"fail\"', '\"borderline\"', '\"error\"')",
+            f"(passed IS NULL) = ({verdict} = '\"error\"')",
+            f"(coalesce(passed::VARCHAR, '') = 'true') = ({verdict} = '\"pass\"')",
+            f"(error IS NULL OR {verdict} = '\"error\"')",
+            *(_starts(name, '"') for name in texts),
+            *((_starts("grader_results", "["),) if detail else ()),
+        ]
+    )
+    details = (
+        f""",
+            {_number_sql("score")} AS score, {_number_sql("cost_usd")} AS cost,
+            {_number_sql("latency_s")} AS latency,
+            substring(output->>'$', 1, {OUTPUT_CHARS}) AS output,
+            coalesce(length(output->>'$'), 0) AS output_chars,
+            substring(error->>'$', 1, {OUTPUT_CHARS}) AS error,
+            grader_results::VARCHAR AS graders"""
+        if detail
+        else ""
+    )
+    columns = "{" + ", ".join(f"'{name}': 'JSON'" for name in _FIELDS) + "}"
+    return f"""
+        SELECT coalesce({plain}, false) AS plain,
+            target->>'$' AS target, case_id->>'$' AS case_id, category->>'$' AS category,
+            TRY_CAST(trial AS BIGINT) AS trial, left(verdict->>'$', 1) AS letter,
+            CASE WHEN left(started_at::VARCHAR, 1) = '"' THEN started_at->>'$' END AS started_at,
+            run_id->>'$' AS run_id, suite->>'$' AS suite{details}
+        FROM read_json({source}, format='newline_delimited', records=true, columns={columns})
+    """
+
+
+def _finite(column: NDArray[np.generic]) -> NDArray[np.float64]:
+    values = floats(column)
+    values[~np.isfinite(values)] = np.nan
+    return values
+
+
+def _graders_of(texts: list[str | None]) -> list[tuple[Grader, ...]]:
+    """The graders of each trial from the JSON text of its ``grader_results`` (each text parsed once)."""
+    parsed: dict[str, tuple[Grader, ...]] = {}
+    out: list[tuple[Grader, ...]] = []
+    for text in texts:
+        if text is None:
+            out.append(())
+            continue
+        known = parsed.get(text)
+        if known is None:
+            known = parsed[text] = _graders(json.loads(text))
+        out.append(known)
+    return out
+
+
+def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
+    """Every line read by DuckDB (fast), or None when some line needs Python (see :func:`_python_rows`).
+
+    Rows come in no set order (DuckDB reads parts of the file in parallel): nothing read depends
+    on it.  DuckDB reads a line as ``trialscore score`` reads it (so it also takes what its JSON reader
+    allows and Python's does not: trailing commas, ``nan`` and ``inf``).  A file with a byte order
+    mark, a line DuckDB cannot read, a row that is not a plainly valid record (or holds a value
+    DuckDB would read differently from Python), or a row count that is not the count of non-blank
+    lines is read in Python instead, which names every bad line.
+    """
+    from trialscore.results.sink import _cursor
+    from trialscore.results.tally import quote_literal
+
+    data = path.read_bytes()
+    if data.startswith(UTF8_BOM):
+        return None
+    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    con = _cursor()
+    try:
+        table = fetch(con, _fast_sql(quote_literal(str(path)), detail))
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    rows = len(table["plain"])
+    if rows == 0 or not table["plain"].all():
+        return None
+    if rows != lines and rows != sum(1 for line in data.split(b"\n") if line.strip()):
+        return None
+    trials = _Rows(
+        target=table["target"].tolist(),
+        case_id=table["case_id"].tolist(),
+        category=table["category"].tolist(),
+        trial=integers(table["trial"]),
+        letters=table["letter"].tolist(),
+        started_at=table["started_at"].tolist(),
+        run_id=[value or None for value in table["run_id"].tolist()],
+        suite=[value or None for value in table["suite"].tolist()],
+        lines=None,
+    )
+    if detail:
+        trials.detail = _Detail(
+            score=_finite(table["score"]),
+            cost=_finite(table["cost"]),
+            latency=_finite(table["latency"]),
+            output=table["output"].tolist(),
+            output_chars=integers(table["output_chars"]).tolist(),
+            error=table["error"].tolist(),
+            graders=_graders_of(table["graders"].tolist()),
+        )
+    return trials, rows
+
+
+def _take(values: list[Any], order: list[int]) -> list[Any]:
+    return [values[index] for index in order]
+
+
+def _read_records(path: Path, label: str, skip_invalid: bool, detail: bool = True) -> RunData:
+    """Trial records, one JSON object a line; a bad line names the file, line, field and rule.
+
+    DuckDB reads the file when every line is a plainly valid record (:func:`_duckdb_rows`);
+    otherwise, or to name the line of a repeated trial, Python does, line by line
+    (:func:`_python_rows`).
+    """
+    fast = _duckdb_rows(path, detail)
+    if fast is not None:
+        rows, read = fast
+        run = _run(path, label, rows, read, 0, None, detail)
+        if run is not None:
+            return run
+    rows, read, skipped, first_skipped = _python_rows(path, skip_invalid)
+    run = _run(path, label, rows, read, skipped, first_skipped, detail)
+    assert run is not None
+    return run
+
+
+def _run(
+    path: Path, label: str, rows: _Rows, read: int, skipped: int, first_skipped: str | None, detail: bool
+) -> RunData | None:
+    """The run of a file's rows, whatever their order: cases ordered by target, category and case id,
+    each case's trials by trial index (in NumPy).
+
+    A case's category is that of its first trial; the run ids and suites are listed sorted.  A
+    repeated (target, case, trial) raises naming its line, or gives None when the rows' lines
+    are not known.
+    """
+    if read - skipped == 0:
         raise EvaluationError(f"no trials in {path}: it holds no valid trial record")
-    for key, case in cases.items():
-        ordered = [trials[key][index] for index in sorted(trials[key])]
-        case.verdicts = "".join(letter for letter, _ in ordered)
-        case.details = [detail for _, detail in ordered]
-        costs = [detail.cost for detail in case.details if detail.cost is not None]
-        case.cost = float(sum(costs)) if costs else None
+    trials = rows.trial.tolist()
+    first: dict[tuple[str | None, str], int] = {}
+    for index, key in enumerate(zip(rows.target, rows.case_id, strict=True)):
+        known = first.get(key)
+        if known is None or trials[index] < trials[known]:
+            first[key] = index
+    keys = sorted(
+        first,
+        key=lambda key: (key[0] or "", rows.category[first[key]] or "", key[1], key[0] is not None),
+    )
+    rank = {key: position for position, key in enumerate(keys)}
+    case_of = np.fromiter(
+        (rank[key] for key in zip(rows.target, rows.case_id, strict=True)), np.int64, len(rows.case_id)
+    )
+    order = np.lexsort((rows.trial, case_of))
+    cases, trial = case_of[order], rows.trial[order]
+    repeated = np.flatnonzero((cases[1:] == cases[:-1]) & (trial[1:] == trial[:-1]))
+    if repeated.size:
+        if rows.lines is None:
+            return None
+        later = int(max(order[repeated[0]], order[repeated[0] + 1]))
+        raise EvaluationError(
+            f"{path} line {rows.lines[later]}: case {rows.case_id[later]!r} (target {rows.target[later]!r}) "
+            f"has trial {int(rows.trial[later])} twice; each (target, case, trial) must appear once"
+        )
+    positions = order.tolist()
+    verdicts = "".join(_take(rows.letters, positions))
+    columns = None
+    if detail and rows.detail is not None:
+        columns = TrialColumns(
+            trial=trial.tolist(),
+            verdicts=verdicts,
+            score=rows.detail.score[order],
+            cost=rows.detail.cost[order],
+            latency=rows.detail.latency[order],
+            output=_take(rows.detail.output, positions),
+            output_chars=_take(rows.detail.output_chars, positions),
+            error=_take(rows.detail.error, positions),
+            graders=_take(rows.detail.graders, positions),
+            started_at=_take(rows.started_at, positions),
+        )
+    ends = np.cumsum(np.bincount(cases, minlength=len(keys))).tolist()
+    costs = [] if columns is None else columns.cost.tolist()
+    out = []
+    start = 0
+    for (target, case_id), end in zip(keys, ends, strict=True):
+        known_costs = [cost for cost in costs[start:end] if not math.isnan(cost)]
+        out.append(
+            CaseTrials(
+                target,
+                rows.category[first[(target, case_id)]],
+                case_id,
+                verdicts[start:end],
+                float(sum(known_costs)) if known_costs else None,
+                detailed=columns is not None,
+                trials=columns,
+                start=start,
+            )
+        )
+        start = end
     return RunData(
         label,
-        ", ".join(run_ids) or None,
-        ", ".join(suites) or None,
-        started,
-        tuple(sorted(cases.values(), key=_case_order)),
-        rows,
+        ", ".join(sorted({value for value in rows.run_id if value})) or None,
+        ", ".join(sorted({value for value in rows.suite if value})) or None,
+        min((when for when in rows.started_at if when is not None), default=None),
+        tuple(out),
+        read,
         skipped,
         first_skipped,
+        columns,
     )
 
 
@@ -336,6 +679,7 @@ def read_run(
     skip_invalid: bool = False,
     input_format: str | None = None,
     label: str | None = None,
+    detail: bool = True,
 ) -> RunData:
     """Read one run (a file or folder ``score`` reads) into its cases.
 
@@ -346,12 +690,14 @@ def read_run(
     skip_invalid : skip and count invalid rows instead of raising
     input_format : read as this format instead of detecting it
     label : the run's name in the report (default: ``path``)
+    detail : read each trial's detail (output, graders, error, cost, latency); without it only the
+        verdicts are read (enough for a baseline or an earlier run), and cases are not ``detailed``
     """
     path = Path(path)
     columns = columns or ColumnMap()
     records = _records_path(path, input_format, columns)
     if records is not None:
-        return _read_records(records, label or str(path), skip_invalid)
+        return _read_records(records, label or str(path), skip_invalid, detail)
     return _read_counts(path, columns, skip_invalid, input_format)
 
 
