@@ -88,7 +88,7 @@ class PairedScheduler:
     >>> base = BaselineComparison("b", {"m": {c: (10, 10) for c in "abcd"}})
     >>> sched = PairedScheduler([(c, s) for c in "abcd"], ["m"], base, seed=1)
     >>> def failed(unit):
-    ...     return TrialRecord(case_id=unit.case_id, trial=unit.trial, passed=False, verdict="fail", score=0.0)
+    ...     return TrialRecord(case_id=unit.case_id, trial=unit.trial, passed=False, verdict="fail")
     >>> while (unit := sched.start()) is not None:
     ...     sched.finish(unit, failed(unit))
     >>> report = sched.report()["m"]
