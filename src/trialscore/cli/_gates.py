@@ -22,6 +22,7 @@ from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
+    from trialscore.runner.adaptive_paired import BaselineComparison
     from trialscore.runner.gates import GateResult, GateRule, Threshold
     from trialscore.runner.orchestrator import RunReport
 
@@ -86,6 +87,19 @@ class RunChecks:
             annotations=annotations is AnnotationsOption.github,
         )
 
+    def comparison(self, margin: float, alpha: float) -> BaselineComparison:
+        """The baseline's (trials, passes) per target and case, for comparing while running."""
+        from trialscore.runner.adaptive_paired import BaselineComparison
+
+        if self.baseline is None or self.baseline_name is None:
+            raise EvaluationError("comparing while running needs --baseline RUN")
+        counts: dict[str, dict[str, tuple[int, int]]] = {}
+        for group in self.baseline.groups():
+            cases = counts.setdefault(str(dict(group.key).get("target") or ""), {})
+            for item, n, c in zip(group.item.tolist(), group.n.tolist(), group.c.tolist(), strict=True):
+                cases[str(item)] = (int(n), int(c))
+        return BaselineComparison(self.baseline_name, counts, margin, alpha)
+
     @property
     def gated(self) -> bool:
         """Whether any gate was asked for."""
@@ -129,7 +143,12 @@ def _case_rates(counts: ItemCounts) -> dict[str, dict[str, float]]:
 def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     """Every gate of ``checks`` on a completed run, per target (``judged`` False: no trial was scored)."""
     from trialscore.results.readers import count_records
-    from trialscore.runner.gates import baseline_gates, error_rate_gates, threshold_gates
+    from trialscore.runner.gates import (
+        baseline_gates,
+        error_rate_gates,
+        sequential_baseline_gates,
+        threshold_gates,
+    )
 
     if not report.records:
         return RunVerdict(judged=False)
@@ -141,7 +160,11 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
         gates += error_rate_gates(current, checks.max_error_rate)
     comparisons: list[dict[str, Any]] = []
     regressed: dict[str, dict[str, tuple[float, float]]] = {}
-    if checks.baseline is not None:
+    sequential = (report.adaptive or {}).get("comparison")
+    if sequential is not None:
+        found, comparisons = sequential_baseline_gates(sequential, checks.fail_on_regression)
+        gates += found
+    elif checks.baseline is not None:
         found, comparisons = baseline_gates(checks.baseline, current, checks.fail_on_regression)
         gates += found
         before, now = _case_rates(checks.baseline), _case_rates(current)

@@ -66,6 +66,26 @@ def _print_dry_run(suite: Any, options: Any) -> None:
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
 
 
+def _compared(suite: Any, options: Any, checks: RunChecks, margin: float) -> Any:
+    """With --adaptive (or the suite's execution.adaptive), --baseline compares while running."""
+    from dataclasses import replace
+
+    execution = suite.execution
+    if not (execution.adaptive if options.adaptive is None else options.adaptive):
+        return options
+    if execution.sequential if options.sequential is None else options.sequential:
+        raise EvaluationError(
+            "--baseline with --adaptive compares with the baseline while running; --sequential stops "
+            "single cases instead: choose one (--no-sequential)"
+        )
+    alpha = execution.alpha if options.alpha is None else options.alpha
+    if not 0.0 < alpha < 1.0:
+        raise EvaluationError(f"--alpha must satisfy 0 < alpha < 1; got {alpha}")
+    if not 0.0 <= margin < 1.0:
+        raise EvaluationError(f"--margin must satisfy 0 <= margin < 1; got {margin}")
+    return replace(options, comparison=checks.comparison(margin, alpha))
+
+
 def _distribution(workers: int | None, backend: str | None, address: str | None) -> Distribution | None:
     """The workers asked for (None: a single-process run)."""
     from trialscore.runner.distributed.options import Distribution
@@ -194,6 +214,13 @@ def run(
         float | None,
         typer.Option(help="Error rate of --sequential.  [default: the suite's execution.alpha, 0.05]"),
     ] = None,
+    margin: Annotated[
+        float,
+        typer.Option(
+            help="With --baseline and --adaptive: differences of pass rate smaller than this count as no "
+            "difference (the comparison may stop on 'no_difference'; 0 turns that verdict off).",
+        ),
+    ] = 0.05,
     html_report: Annotated[
         bool,
         typer.Option("--report", help="Also write report.html, the offline HTML report, beside the results."),
@@ -278,6 +305,8 @@ def run(
             alpha=alpha,
             distributed=_distribution(workers, backend, address),
         )
+        if baseline is not None and resume is None:
+            options = _compared(loaded, options, checks, margin)
         if dry_run:
             _print_dry_run(loaded, options)
             return

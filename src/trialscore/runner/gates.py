@@ -45,6 +45,7 @@ __all__ = [
     "baseline_gates",
     "error_rate_gates",
     "parse_threshold",
+    "sequential_baseline_gates",
     "threshold_gates",
 ]
 
@@ -243,6 +244,42 @@ def baseline_gates(
                 f"{result.verdict}: {result.baseline:.4g} -> {result.candidate:.4g}, "
                 f"{1 - alpha:.0%} interval [{result.interval.low:.4g}, {result.interval.high:.4g}], "
                 f"p={result.p_value:.3g}",
+            )
+        )
+    return gates, bodies
+
+
+def sequential_baseline_gates(
+    comparisons: dict[str, dict[str, Any]], fail_on_regression: bool
+) -> tuple[list[GateResult], list[dict[str, Any]]]:
+    """The baseline gate of a run compared with its baseline while it ran (``--baseline RUN --adaptive``).
+
+    The verdict is the anytime-valid one the run stopped on (:mod:`trialscore.runner.adaptive_paired`),
+    not a fixed-design test of the trials it chose to run; ``undecided`` never fails the gate.
+
+    >>> body = {"verdict": "regression", "interval": [-0.3, -0.1], "alpha": 0.05, "margin": 0.05,
+    ...         "trials_run": 40, "trials_fixed_design": 100, "stopped_because": "verdict settled"}
+    >>> gate = sequential_baseline_gates({"m": body}, True)[0][0]
+    >>> gate.passed, gate.detail.split(";")[0]
+    (False, 'regression: anytime-valid 95% interval [-0.3, -0.1] (alpha 0.05)')
+    """
+    gates, bodies = [], []
+    for name, body in comparisons.items():
+        bodies.append({"target": name, "sequential": True, **body})
+        low, high = body["interval"]
+        rule = "fails on a settled regression" if fail_on_regression else "reported only (no --fail-on)"
+        gates.append(
+            GateResult(
+                "baseline",
+                name,
+                "mean paired pass-rate difference",
+                None,
+                None,
+                rule,
+                not (fail_on_regression and body["verdict"] == "regression"),
+                f"{body['verdict']}: anytime-valid {1 - body['alpha']:.0%} interval [{low:.4g}, {high:.4g}] "
+                f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
+                f"{body['stopped_because']}",
             )
         )
     return gates, bodies

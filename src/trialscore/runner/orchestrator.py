@@ -40,6 +40,7 @@ from rich.markup import escape
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
+from trialscore.runner.adaptive_paired import BaselineComparison, PairedScheduler
 from trialscore.runner.budget import Budget
 from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.graders import Grader, GraderError, build_grader
@@ -104,6 +105,7 @@ class RunOptions:
     sequential: bool | None = None
     alpha: float | None = None
     distributed: Distribution | None = None
+    comparison: BaselineComparison | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -120,6 +122,7 @@ class RunOptions:
             "cases": list(self.cases) if self.cases is not None else None,
             "categories": list(self.categories) if self.categories is not None else None,
             "distributed": self.distributed.to_dict() if self.distributed is not None else None,
+            "comparison": self.comparison.to_dict() if self.comparison is not None else None,
         }
 
 
@@ -330,6 +333,7 @@ class _Execution:
         concurrency: int,
         console: Console,
         rule: AdaptiveRule | None = None,
+        comparison: BaselineComparison | None = None,
     ) -> None:
         self.suite, self.run_id, self.store = suite, run_id, store
         self.targets = targets
@@ -361,11 +365,12 @@ class _Execution:
         self.jobs = job_order(cases, self.evaluated, done)
         self.planned = self.counters.total
         self.rule = rule
-        self.scheduler = (
-            Scheduler([(c.spec.id, c.settings) for c in cases], self.evaluated, stored, rule.alpha)
-            if rule is not None
-            else None
-        )
+        self.scheduler: Scheduler | PairedScheduler | None = None
+        units = [(c.spec.id, c.settings) for c in cases]
+        if comparison is not None:  # comparing while running: the paired verdict decides the trials
+            self.scheduler = PairedScheduler(units, self.evaluated, comparison, suite.execution.seed)
+        elif rule is not None:
+            self.scheduler = Scheduler(units, self.evaluated, stored, rule.alpha)
         self._changed = asyncio.Event()
         if self.scheduler is not None:
             self.counters.total -= self.scheduler.saved
@@ -432,7 +437,7 @@ class _Execution:
             return job
         return None
 
-    def _take_adaptive(self, scheduler: Scheduler) -> tuple[str, _Case, int] | None:
+    def _take_adaptive(self, scheduler: Scheduler | PairedScheduler) -> tuple[str, _Case, int] | None:
         """The next unit the adaptive scheduler allows, skipping (and marking) the cases a budget stops."""
         while not self.stopping:
             if self.run_budget.exhausted:
@@ -675,6 +680,10 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         rule = _adaptive_rule(suite, options)
         if rule is not None:
             settings["adaptive"] = rule.to_dict()
+        if options.comparison is not None:
+            if rule is None:
+                raise EvaluationError("comparing with a baseline while running needs adaptive (--adaptive)")
+            settings["adaptive"]["comparison"] = options.comparison.to_dict()
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
             run_id,
@@ -712,6 +721,11 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
                 f"resume: {key}={value} differs from run {info.run_id!r}'s {key}={stored.get(key)}; "
                 "a resumed run keeps its settings"
             )
+    if (stored.get("adaptive") or {}).get("comparison"):
+        raise EvaluationError(
+            f"resume: run {info.run_id!r} was compared with a baseline while it ran; such a run cannot be "
+            "resumed (its draws depend on the order trials finished): start a new run"
+        )
     if options.out_dir is not None:
         info = replace(info, out_dir=str(options.out_dir))
     return info.run_id, info, True
@@ -838,6 +852,7 @@ async def _session(
             concurrency,
             console,
             _stored_rule(info.settings),
+            options.comparison,
         )
         if options.distributed is not None:
             from trialscore.runner.distributed.backends import open_backend
@@ -911,13 +926,17 @@ def _adaptive_summary(execution: _Execution) -> dict[str, Any] | None:
     scheduler, rule = execution.scheduler, execution.rule
     if scheduler is None or rule is None:
         return None
-    return {
+    summary = {
         **rule.to_dict(),
         "trials_planned": execution.planned,
         "trials_run": len(execution.records),
         "trials_saved": scheduler.saved,
         "trials_wasted_in_flight": scheduler.wasted(),
     }
+    if isinstance(scheduler, PairedScheduler):
+        summary["rule"] = "sequential paired comparison with the baseline (betting confidence sequence)"
+        summary["comparison"] = scheduler.report()
+    return summary
 
 
 def _warnings(execution: _Execution) -> list[str]:

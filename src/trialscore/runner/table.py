@@ -106,6 +106,16 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             "a stopped case's pass/n is not an unbiased rate (metrics above say which stay valid)",
             soft_wrap=True,
         )
+        for name, body in (adaptive.get("comparison") or {}).items():
+            low, high = body["interval"]
+            console.print(
+                f"compared with baseline {escape(body['baseline'])} while running (target {escape(name)}): "
+                f"[bold]{body['verdict']}[/bold]; anytime-valid {1 - body['alpha']:.0%} interval of the mean "
+                f"paired pass-rate difference [{low:.4g}, {high:.4g}] (alpha {body['alpha']:g}, margin "
+                f"{body['margin']:g}); {body['trials_run']} trials run vs {body['trials_fixed_design']} in "
+                f"the fixed design; stopped: {body['stopped_because']}",
+                soft_wrap=True,
+            )
     print_errors(summary["errors"], console)
     for warning in summary["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
