@@ -41,7 +41,10 @@ def _suite(tmp: Path, version: str, rates: dict[str, float]) -> Path:
     return path
 
 
-def test_a_known_regression_is_found_with_fewer_trials_than_the_fixed_design(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spread", [[], ["--workers", "2"]], ids=["one-process", "two-workers"])
+def test_a_known_regression_is_found_with_fewer_trials_than_the_fixed_design(
+    tmp_path: Path, spread: list[str]
+) -> None:
     store = str(tmp_path / "store.sqlite")
     before = {f"c{i}": 1.0 if i < 10 else 0.8 for i in range(20)}
     after = {c: (0.1 if p < 1 else 1.0) for c, p in before.items()}  # the flaky half regressed badly
@@ -52,7 +55,7 @@ def test_a_known_regression_is_found_with_fewer_trials_than_the_fixed_design(tmp
         app,
         [
             "run", str(_suite(tmp_path, "v2", after)), "--store", store, "--no-progress",
-            "--baseline", "latest", "--adaptive", "--fail-on", "regression", "--out", str(out),
+            "--baseline", "latest", "--adaptive", "--fail-on", "regression", "--out", str(out), *spread,
         ],
     )  # fmt: skip
     assert result.exit_code == EXIT_GATE_FAILED, result.output
