@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -21,30 +22,9 @@ REPEAT = FIXTURES / "deepeval" / "repeat" / "latest_run_full.json"
 FILES = sorted(RUNS.glob("test_run_*.json"))
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _score_json(*args: str) -> dict:
-    result = runner.invoke(app, ["score", *args, "-f", "json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    return {
-        group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
-        for group in report["groups"]
-    }
-
-
 def test_folder_of_runs_counts_per_item_and_model() -> None:
     counts = read_counts([RUNS], by=("target",))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("toy-a", "capital"): (3, 2, 0),  # flaky
         ("toy-a", "arithmetic"): (2, 2, 1),  # the metric raised in the second run: errored, not failed
         ("toy-a", "riddle"): (3, 0, 0),  # always fails
@@ -57,7 +37,7 @@ def test_folder_of_runs_counts_per_item_and_model() -> None:
 
 def test_repeat_names_are_trials_of_one_test() -> None:
     counts = read_counts([REPEAT], by=("target",))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("latest_run_full", "test_flaky"): (3, 2, 0),
         ("latest_run_full", "test_always_fails"): (3, 0, 0),
     }
@@ -66,18 +46,18 @@ def test_repeat_names_are_trials_of_one_test() -> None:
 def test_score_with_no_flags() -> None:
     assert detect_format(RUNS).NAME == "deepeval"
     assert all(detect_format(path).NAME == "deepeval" for path in [*FILES, REPEAT])
-    assert _pass1(_score_json(str(RUNS), "--by", "target")) == {
+    assert pass1(score_json(str(RUNS), "--by", "target")) == {
         "target=toy-a": pytest.approx((2 / 3 + 1 + 0) / 3),
         "target=toy-b": pytest.approx((1 / 2 + 1 + 0) / 3),
     }
-    assert _pass1(_score_json(str(REPEAT))) == {"all": pytest.approx(1 / 3)}
-    report = _score_json(str(FILES[1]), "--from", "deepeval")
+    assert pass1(score_json(str(REPEAT))) == {"all": pytest.approx(1 / 3)}
+    report = score_json(str(FILES[1]), "--from", "deepeval")
     assert report["rows"]["rows_read"] == 3 and report["rows"]["rows_errored"] == 1
 
 
 def test_the_one_metrics_score_is_kept_for_a_threshold() -> None:
-    report = _score_json(str(FILES[0]), "--threshold", "0.5")
-    assert _pass1(report) == {"all": pytest.approx(2 / 3)}
+    report = score_json(str(FILES[0]), "--threshold", "0.5")
+    assert pass1(report) == {"all": pytest.approx(2 / 3)}
 
 
 def test_compare_two_runs() -> None:

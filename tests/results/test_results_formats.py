@@ -7,20 +7,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from _readers import by_item
 
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap
 from trialscore.results.readers import read_counts
-
-
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
 
 SEED_003_CASES = [
     {
@@ -66,7 +58,7 @@ def test_seed_003_cases_become_trials(tmp_path, layout):
         path = tmp_path / "results.json"
         path.write_text(json.dumps(SEED_003_CASES, indent=2))
     counts = read_counts([path], by=["target"])
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("agent-a", "case-1"): (3, 1, 0),  # borderline is not a pass (seed 003: passed_attempts = 1)
         ("agent-a", "case-2"): (1, 0, 0),  # cost-limited: the one trial that ran
         ("agent-b", "case-1"): (1, 0, 1),  # the errored attempt is counted apart
@@ -75,14 +67,14 @@ def test_seed_003_cases_become_trials(tmp_path, layout):
     assert counts.stats.rows_read == 7
     assert counts.stats.rows_errored == 1
     # the aggregation block agrees with our count of passed attempts
-    assert SEED_003_CASES[0]["aggregation"]["passed_attempts"] == _by_item(counts)[("agent-a", "case-1")][1]
+    assert SEED_003_CASES[0]["aggregation"]["passed_attempts"] == by_item(counts)[("agent-a", "case-1")][1]
 
 
 def test_seed_003_scores_with_a_threshold(tmp_path):
     path = tmp_path / "results.jsonl"
     path.write_text("".join(json.dumps(case) + "\n" for case in SEED_003_CASES))
     counts = read_counts([path], by=["target"], columns=ColumnMap(threshold=0.7))
-    assert _by_item(counts)[("agent-a", "case-1")] == (3, 2, 0)
+    assert by_item(counts)[("agent-a", "case-1")] == (3, 2, 0)
 
 
 def test_seed_003_bad_cases_are_named_or_skipped(tmp_path):
@@ -99,7 +91,7 @@ def test_seed_003_bad_cases_are_named_or_skipped(tmp_path):
     ):
         read_counts([path])
     counts = read_counts([path], skip_invalid=True)
-    assert _by_item(counts) == {("case-1",): (3, 1, 0)}
+    assert by_item(counts) == {("case-1",): (3, 1, 0)}
     stats = counts.stats
     assert (stats.rows_read, stats.rows_skipped, stats.rows_used) == (6, 3, 3)
     (tmp_path / "verdict.jsonl").write_text(lines[3] + "\n")
@@ -140,7 +132,7 @@ def test_wide_nan_marks_errored_trials_and_bad_entries_are_named(tmp_path):
     matrix = np.array([[1.0, np.nan, 0.0], [np.nan, np.nan, np.nan], [1.0, 1.0, 1.0]])
     np.save(tmp_path / "m.npy", matrix)
     counts = read_counts([tmp_path / "m.npy"])
-    assert _by_item(counts) == {("0",): (2, 1, 1), ("1",): (0, 0, 3), ("2",): (3, 3, 0)}
+    assert by_item(counts) == {("0",): (2, 1, 1), ("1",): (0, 0, 3), ("2",): (3, 3, 0)}
     (group,) = counts.groups()
     assert group.items_all_errored == 1
     assert group.bank().n.tolist() == [2, 3]
@@ -199,7 +191,7 @@ def _inspect_log(tmp_path, log_format: str, name: str = "tiny"):
 def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
     location = _inspect_log(tmp_path, log_format)
     counts = read_counts([location], by=["target", "scorer"])
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("mockllm/model", "match", "q1"): (3, 2, 0),
         ("mockllm/model", "match", "q2"): (3, 0, 0),
     }
@@ -221,7 +213,7 @@ def test_a_folder_of_inspect_ai_logs_reads_every_log(tmp_path):
     (folder / "README.txt").write_text("eval logs of the tiny and small tasks\n")
     assert detect_format(folder).NAME == "inspect"
     counts = read_counts([folder], by=["suite"])
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("small", "q1"): (3, 2, 0),
         ("small", "q2"): (3, 0, 0),
         ("tiny", "q1"): (3, 2, 0),

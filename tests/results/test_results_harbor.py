@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -24,24 +25,9 @@ CLAUDE = "terminus-2 (anthropic/claude-sonnet-4)"
 GPT = "terminus-2 (openai/gpt-5)"
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    return {
-        group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
-        for group in report["groups"]
-    }
-
-
 def test_counts_per_item_and_target_from_a_folder_of_jobs() -> None:
     counts = read_counts([JOBS], by=("target",))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         (CLAUDE, "hello-world"): (3, 3, 0),
         (CLAUDE, "fix-git"): (3, 2, 0),  # flaky
         (CLAUDE, "build-linux-kernel-qemu"): (3, 0, 0),  # always fails; one AgentTimeoutError graded 0
@@ -60,13 +46,13 @@ def test_counts_per_item_and_target_from_a_folder_of_jobs() -> None:
 
 def test_trials_are_ordered_by_start_and_other_groups() -> None:
     counts = read_counts([CLAUDE_JOB], by=("agent", "model", "dataset"))
-    assert {key[:3] for key in _by_item(counts)} == {
+    assert {key[:3] for key in by_item(counts)} == {
         ("terminus-2", "anthropic/claude-sonnet-4", "terminal-bench")
     }
     result = runner.invoke(app, ["score", str(CLAUDE_JOB), "-f", "json"])
     assert result.exit_code == 0, result.output
     # trial indices 0, 1, 2 per task: no repeats, so no flags are needed
-    assert _pass1(json.loads(result.stdout)) == {"all": pytest.approx((1 + 2 / 3 + 0 + 1 / 2) / 4)}
+    assert pass1(json.loads(result.stdout)) == {"all": pytest.approx((1 + 2 / 3 + 0 + 1 / 2) / 4)}
 
 
 def test_score_with_no_flags_job_trial_and_file() -> None:
@@ -77,7 +63,7 @@ def test_score_with_no_flags_job_trial_and_file() -> None:
     result = runner.invoke(app, ["score", str(JOBS), "--by", "target", "-f", "json"])
     assert result.exit_code == 0, result.output
     assert "note: " in result.stderr
-    assert _pass1(json.loads(result.stdout)) == {
+    assert pass1(json.loads(result.stdout)) == {
         f"target={CLAUDE}": pytest.approx((1 + 2 / 3 + 0 + 1 / 2) / 4),
         f"target={GPT}": pytest.approx((2 / 3 + 1 / 3 + 0 + 1) / 4),
     }

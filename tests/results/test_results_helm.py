@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -22,27 +23,6 @@ SUITE = OUTPUT / "runs" / "v1"
 CLASSIFY1 = SUITE / "simple_classification:model=simple_model1"
 CLASSIFY2 = SUITE / "simple_classification:model=simple_model2"
 MCQA1 = SUITE / "simple_mcqa:model=simple_model1"
-
-
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _score_json(*args: str) -> dict:
-    result = runner.invoke(app, ["score", *args, "-f", "json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    return {
-        group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
-        for group in report["groups"]
-    }
 
 
 def _ids(folder: Path) -> list[str]:
@@ -63,7 +43,7 @@ def test_counts_per_item_target_and_category() -> None:
         for instance, row in zip(_ids(folder), outcomes, strict=True):
             key = (target, scenario, f"{scenario}/{instance}")
             expected[key] = (row.count("1") + row.count("0"), row.count("1"), row.count("E"))
-    assert _by_item(counts) == expected
+    assert by_item(counts) == expected
     # the flaky, the always-failing and the errored instance are all there
     values = set(expected.values())
     assert {(3, 2, 0), (3, 0, 0), (2, 2, 1)} <= values
@@ -74,13 +54,13 @@ def test_score_with_no_flags() -> None:
     assert detect_format(CLASSIFY1).NAME == "helm"
     assert detect_format(CLASSIFY1 / "per_instance_stats.json").NAME == "helm"
     assert detect_format(OUTPUT).NAME == "helm"
-    assert _pass1(_score_json(str(CLASSIFY1))) == {"all": pytest.approx((1 + 2 / 3 + 0 + 1) / 4)}
-    assert _pass1(_score_json(str(SUITE), "--by", "target,category")) == {
+    assert pass1(score_json(str(CLASSIFY1))) == {"all": pytest.approx((1 + 2 / 3 + 0 + 1) / 4)}
+    assert pass1(score_json(str(SUITE), "--by", "target,category")) == {
         "target=simple/model1, category=simple_classification": pytest.approx((1 + 2 / 3 + 0 + 1) / 4),
         "target=simple/model1, category=simple_mcqa": pytest.approx((1 / 3 + 1 + 0 + 1) / 4),
         "target=simple/model2, category=simple_classification": pytest.approx((1 + 1 / 3 + 0 + 2 / 3) / 4),
     }
-    assert _score_json(str(MCQA1), "--from", "helm")["rows"]["rows_read"] == 12
+    assert score_json(str(MCQA1), "--from", "helm")["rows"]["rows_read"] == 12
 
 
 def test_compare_two_models() -> None:

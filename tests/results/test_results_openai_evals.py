@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -22,30 +23,9 @@ TOY_A = sorted(LOGS.glob("toy-a-*.jsonl"))
 TOY_B = sorted(LOGS.glob("toy-b-*.jsonl"))
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _score_json(*args: str) -> dict:
-    result = runner.invoke(app, ["score", *args, "-f", "json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    return {
-        group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
-        for group in report["groups"]
-    }
-
-
 def test_folder_of_runs_counts_per_item_and_target() -> None:
     counts = read_counts([LOGS], by=("target", "category"))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         # capital: flaky; in toy-a's seed-3 run an error event precedes a failed match: errored, not failed
         ("toy-a", "toy-qa.dev.v0", "toy-qa.dev.0"): (2, 1, 1),
         ("toy-a", "toy-qa.dev.v0", "toy-qa.dev.1"): (3, 3, 0),
@@ -60,14 +40,14 @@ def test_folder_of_runs_counts_per_item_and_target() -> None:
 def test_score_with_no_flags() -> None:
     assert detect_format(LOGS).NAME == "openai-evals"
     assert all(detect_format(path).NAME == "openai-evals" for path in TOY_A + TOY_B)
-    assert _pass1(_score_json(str(LOGS), "--by", "target")) == {
+    assert pass1(score_json(str(LOGS), "--by", "target")) == {
         "target=toy-a": pytest.approx((1 / 2 + 1 + 0) / 3),
         "target=toy-b": pytest.approx((1 / 2 + 1 + 0) / 3),
     }
-    single = _score_json(str(TOY_A[1]))
-    assert _pass1(single) == {"all": pytest.approx(1 / 2)}  # dev.0 errored: 2 graded items
+    single = score_json(str(TOY_A[1]))
+    assert pass1(single) == {"all": pytest.approx(1 / 2)}  # dev.0 errored: 2 graded items
     assert single["rows"]["rows_errored"] == 1
-    assert _score_json(str(TOY_B[0]), "--from", "openai-evals")["rows"]["rows_read"] == 3
+    assert score_json(str(TOY_B[0]), "--from", "openai-evals")["rows"]["rows_read"] == 3
 
 
 def test_runs_are_trials_in_the_order_they_were_created(tmp_path: Path) -> None:
@@ -76,7 +56,7 @@ def test_runs_are_trials_in_the_order_they_were_created(tmp_path: Path) -> None:
         shutil.copy(path, tmp_path / f"run-{number}.jsonl")
     counts = read_counts([tmp_path], by=("run_id",))
     run_ids = [json.loads(path.read_text().splitlines()[0])["spec"]["run_id"] for path in TOY_A]
-    assert {key[0] for key in _by_item(counts)} == set(run_ids)
+    assert {key[0] for key in by_item(counts)} == set(run_ids)
     from trialscore.results.formats.openai_evals import openai_evals_table
 
     table = _rows(openai_evals_table(sorted(tmp_path.iterdir())).columns)

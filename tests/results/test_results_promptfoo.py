@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -26,14 +27,6 @@ RUN1 = {
 }
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
 def _score(*args: str) -> dict:
     result = runner.invoke(app, ["score", *args, "-f", "json"])
     assert result.exit_code == 0, result.output
@@ -51,7 +44,7 @@ def test_the_json_document_gives_per_target_items_trials_and_errors():
     expected = {
         (target, item): value for target in ("dummy-a", "file://provider.js") for item, value in RUN1.items()
     }
-    assert _by_item(counts) == expected
+    assert by_item(counts) == expected
     assert counts.stats.rows_read == 24 and counts.stats.rows_errored == 2
     report = _score(str(path), "--by", "target")
     assert {g["label"]: round(_pass_at_1(g), 4) for g in report["groups"]} == {
@@ -63,7 +56,7 @@ def test_the_json_document_gives_per_target_items_trials_and_errors():
 def test_jsonl_output_of_one_provider_scores_with_no_flags():
     path = FIXTURES / "results.jsonl"
     assert detect_format(path).NAME == "promptfoo"
-    assert _by_item(read_counts([path], by=["target"])) == {("dummy-a", item): v for item, v in RUN1.items()}
+    assert by_item(read_counts([path], by=["target"])) == {("dummy-a", item): v for item, v in RUN1.items()}
     report = _score(str(path))
     (group,) = report["groups"]
     assert (group["items"], group["trials"], group["errored_trials"], group["flaky_items"]) == (4, 11, 1, 1)
@@ -84,7 +77,7 @@ def test_compare_pairs_the_tests_of_two_runs_by_description():
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)
     counts = read_counts([FIXTURES / "run2.json"], by=["target"])
-    assert _by_item(counts)[("dummy-a", "flaky")] == (3, 3, 0)
+    assert by_item(counts)[("dummy-a", "flaky")] == (3, 3, 0)
 
 
 def test_several_prompts_split_the_target_and_tests_without_description_use_vars(tmp_path):
@@ -108,7 +101,7 @@ def test_several_prompts_split_the_target_and_tests_without_description_use_vars
         json.dumps({"evalId": "e", "results": rows}, indent=2)
     )  # older layout: results is the list
     counts = read_counts([path], by=["target", "category"])
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         ("echo prompt 0", "math", '{"q": "x"}'): (2, 2, 0),
         ("echo prompt 1", "math", '{"q": "x"}'): (2, 0, 0),
     }

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -22,31 +23,10 @@ GPT = sorted(REPORTS.glob("openai__gpt-4o.*.json"))
 CLAUDE = sorted(REPORTS.glob("claude-3-5-sonnet.*.json"))
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _score_json(*args: str) -> dict:
-    result = runner.invoke(app, ["score", *args, "-f", "json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    return {
-        group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
-        for group in report["groups"]
-    }
-
-
 def test_counts_per_item_and_target_from_the_folder() -> None:
     counts = read_counts([REPORTS], by=("target",))
     gpt, claude = "openai__gpt-4o", "claude-3-5-sonnet"
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         (gpt, "astropy__astropy-12907"): (3, 2, 0),  # flaky
         (gpt, "django__django-11099"): (3, 3, 0),
         (gpt, "sympy__sympy-20590"): (3, 0, 0),  # always fails (unresolved twice, empty patch once)
@@ -67,7 +47,7 @@ def test_counts_per_item_and_target_from_the_folder() -> None:
 
 def test_run_and_category_groups() -> None:
     counts = read_counts(GPT, by=("run", "category"))
-    keys = _by_item(counts)
+    keys = by_item(counts)
     assert {key[0] for key in keys} == {"seed-0", "seed-1", "seed-2"}
     assert keys[("seed-1", "pytest-dev/pytest", "pytest-dev__pytest-5227")] == (0, 0, 1)
     assert keys[("seed-0", "psf/requests", "psf__requests-2317")] == (0, 0, 1)
@@ -79,13 +59,13 @@ def test_score_with_no_flags_files_and_folder() -> None:
     result = runner.invoke(app, ["score", str(REPORTS), "--by", "target", "-f", "json"])
     assert result.exit_code == 0, result.output
     assert "note: " in result.stderr and "are not trials" in result.stderr
-    assert _pass1(json.loads(result.stdout)) == {
+    assert pass1(json.loads(result.stdout)) == {
         "target=openai__gpt-4o": pytest.approx((2 / 3 + 1 + 0 + 1 + 0) / 5),
         "target=claude-3-5-sonnet": pytest.approx((1 + 1 + 0 + 2 / 3 + 1) / 5),
     }
     # the three reports given one by one: each is one trial, pooled per instance
-    assert _pass1(_score_json(*map(str, GPT))) == {"all": pytest.approx((2 / 3 + 1 + 0 + 1 + 0) / 5)}
-    assert _score_json(str(CLAUDE[0]), "--from", "swe-bench")["rows"]["rows_read"] == 5
+    assert pass1(score_json(*map(str, GPT))) == {"all": pytest.approx((2 / 3 + 1 + 0 + 1 + 0) / 5)}
+    assert score_json(str(CLAUDE[0]), "--from", "swe-bench")["rows"]["rows_read"] == 5
 
 
 def test_compare_two_models() -> None:
@@ -123,7 +103,7 @@ def test_run_id_is_after_the_last_dot(tmp_path: Path) -> None:
     path = tmp_path / "gpt-4.1.nightly.json"
     shutil.copy(GPT[0], path)
     counts = read_counts([path], by=("target", "run"))
-    assert {key[:2] for key in _by_item(counts)} == {("gpt-4.1", "nightly")}
+    assert {key[:2] for key in by_item(counts)} == {("gpt-4.1", "nightly")}
 
 
 def test_other_formats_are_not_taken_for_swe_bench(tmp_path: Path) -> None:

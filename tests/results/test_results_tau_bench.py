@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -25,31 +26,9 @@ TAU2_FILE = TAU2 / "airline_llm_agent_gpt-4.1-mini_user_simulator_gpt-4.1.json"
 TAU2_DIR = TAU2 / "airline_claude-sonnet-4"
 
 
-def _by_item(counts) -> dict[tuple, tuple[int, int, int]]:
-    return {
-        (*(value for _, value in group.key), item): (int(n), int(c), int(e))
-        for group in counts.groups()
-        for item, n, c, e in zip(group.item, group.n, group.c, group.errored, strict=True)
-    }
-
-
-def _score_json(*args: str) -> dict:
-    result = runner.invoke(app, ["score", *args, "-f", "json"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
-
-
-def _pass1(report: dict) -> dict[str, float]:
-    out = {}
-    for group in report["groups"]:
-        metric = next(m for m in group["metrics"] if m["label"] == "pass@1")
-        out[group["label"]] = metric["estimate"]
-    return out
-
-
 def test_tau_bench_counts_per_item_and_target() -> None:
     counts = read_counts([MINI, SONNET], by=("target",))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         # flaky, always fails, one errored trial (the run raised: info.error, empty traj)
         ("gpt-4o-mini", "0"): (3, 2, 0),
         ("gpt-4o-mini", "1"): (3, 0, 0),
@@ -63,14 +42,14 @@ def test_tau_bench_counts_per_item_and_target() -> None:
 
 def test_tau_bench_file_name_groups() -> None:
     counts = read_counts([MINI], by=("agent", "user_model"))
-    assert {key for key in _by_item(counts)} == {("tool-calling", "gpt-4o", item) for item in "012"}
+    assert {key for key in by_item(counts)} == {("tool-calling", "gpt-4o", item) for item in "012"}
 
 
 def test_tau_bench_score_with_no_flags() -> None:
     assert detect_format(MINI).NAME == "tau-bench"
-    assert _pass1(_score_json(str(MINI))) == {"all": pytest.approx((2 / 3 + 0 + 1) / 3)}
-    assert _pass1(_score_json(str(SONNET))) == {"all": pytest.approx((1 + 1 / 3 + 2 / 3) / 3)}
-    both = _pass1(_score_json(str(MINI), str(SONNET), "--by", "target"))
+    assert pass1(score_json(str(MINI))) == {"all": pytest.approx((2 / 3 + 0 + 1) / 3)}
+    assert pass1(score_json(str(SONNET))) == {"all": pytest.approx((1 + 1 / 3 + 2 / 3) / 3)}
+    both = pass1(score_json(str(MINI), str(SONNET), "--by", "target"))
     assert both == {
         "target=gpt-4o-mini": pytest.approx(5 / 9),
         "target=claude-3-5-sonnet-20241022": pytest.approx(2 / 3),
@@ -79,7 +58,7 @@ def test_tau_bench_score_with_no_flags() -> None:
 
 def test_tau2_counts_per_item() -> None:
     counts = read_counts([TAU2_FILE, TAU2_DIR], by=("target", "category"))
-    assert _by_item(counts) == {
+    assert by_item(counts) == {
         # "1" always fails: too_many_errors / max_steps are the agent's failures, not errored trials
         ("gpt-4.1-mini", "airline", "0"): (3, 2, 0),
         ("gpt-4.1-mini", "airline", "1"): (3, 0, 0),
@@ -93,15 +72,15 @@ def test_tau2_counts_per_item() -> None:
 def test_tau2_score_with_no_flags_file_folder_and_results_json() -> None:
     assert detect_format(TAU2_FILE).NAME == "tau2-bench"
     assert detect_format(TAU2_DIR).NAME == "tau2-bench"
-    assert _pass1(_score_json(str(TAU2_FILE))) == {"all": pytest.approx(5 / 9)}
+    assert pass1(score_json(str(TAU2_FILE))) == {"all": pytest.approx(5 / 9)}
     sonnet = {"all": pytest.approx((1 + 1 / 2 + 2 / 3) / 3)}
-    assert _pass1(_score_json(str(TAU2_DIR))) == sonnet
-    assert _pass1(_score_json(str(TAU2_DIR / "results.json"))) == sonnet
+    assert pass1(score_json(str(TAU2_DIR))) == sonnet
+    assert pass1(score_json(str(TAU2_DIR / "results.json"))) == sonnet
 
 
 @pytest.mark.parametrize(("path", "name"), [(MINI, "tau-bench"), (TAU2_FILE, "tau2-bench")])
 def test_from_names_the_format(path: Path, name: str) -> None:
-    assert _score_json(str(path), "--from", name)["rows"]["rows_read"] == 9
+    assert score_json(str(path), "--from", name)["rows"]["rows_read"] == 9
 
 
 def test_compare_two_runs() -> None:
@@ -118,7 +97,7 @@ def test_reward_band_and_numeric_task_ids(tmp_path: Path) -> None:
     ]
     path.write_text(json.dumps(results), encoding="utf-8")
     counts = read_counts([path], by=("target",))
-    assert _by_item(counts) == {("results", "7"): (2, 1, 0)}
+    assert by_item(counts) == {("results", "7"): (2, 1, 0)}
 
 
 def test_other_formats_are_not_taken_for_tau(tmp_path: Path) -> None:
