@@ -171,3 +171,18 @@ def test_a_bad_line_in_a_jsonl_file_with_a_byte_order_mark_keeps_its_number(tmp_
     )
     with pytest.raises(EvaluationError, match=r"marked\.jsonl line 2: field 'passed' must be true/false"):
         read_counts([path])
+
+
+def test_a_format_that_cannot_read_the_input_is_not_its_format(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sniff that meets an unreadable file or subfolder (OSError) says no; detection goes on.
+    path = tmp_path / "trials.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+
+    def unreadable(_: Path) -> bool:
+        raise PermissionError(13, "Permission denied")
+
+    for name in ("promptfoo", "lm-eval", "openai-evals", "deepeval", "helm", "swe-bench", "harbor"):
+        monkeypatch.setattr(FORMATS[name], "sniff", unreadable)
+    assert detect_format(path).NAME == "jsonl"

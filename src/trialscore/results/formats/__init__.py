@@ -101,6 +101,14 @@ def _known_suffixes() -> set[str]:
     return {suffix for fmt in FORMATS.values() for suffix in fmt.SUFFIXES}
 
 
+def _recognises(fmt: Format, path: Path) -> bool:
+    """``fmt.sniff(path)``; a file or folder it cannot read (``OSError``) is not its format."""
+    try:
+        return fmt.sniff(path)
+    except OSError:
+        return False
+
+
 def detect_format(path: Path) -> Format:
     """The first format of :data:`FORMATS` that recognises ``path``'s content.
 
@@ -119,7 +127,7 @@ def detect_format(path: Path) -> Format:
     except OSError as exc:
         raise EvaluationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     for fmt in FORMATS.values():
-        if fmt.sniff(path):
+        if _recognises(fmt, path):
             return fmt
     if path.is_dir():
         raise EvaluationError(

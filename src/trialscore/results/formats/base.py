@@ -23,7 +23,8 @@ class Format(Protocol):
     listings and messages only: detection looks at the content).
 
     ``sniff(path)`` answers from the content (first bytes, first JSON keys, a
-    folder's files) and must not raise; ``read(path, sink)`` hands the trials to
+    folder's files) and raises nothing but ``OSError`` (the dispatcher takes a path
+    it cannot read as not this format); ``read(path, sink)`` hands the trials to
     the :class:`~trialscore.results.sink.TrialSink` and raises
     :class:`~trialscore.errors.EvaluationError` with one line naming the file,
     the line or row, the field, the value and the rule.

@@ -108,12 +108,9 @@ def run_files(path: Path) -> list[Path]:
 def sniff(path: Path) -> bool:
     """A JSON object starting ``{"testFile"`` / ``{"testCases"`` (perhaps under ``"testRunData"``),
     or a folder holding such ``test_run_*.json`` files or a ``.latest_run_full.json``."""
-    try:
-        if path.is_dir():
-            return bool(run_files(path))
-        return _is_run(path)
-    except OSError:
-        return False
+    if path.is_dir():
+        return bool(run_files(path))
+    return _is_run(path)
 
 
 def _load(path: Path) -> dict[str, Any]:

@@ -145,12 +145,9 @@ def trial_files(path: Path) -> list[Path]:
 def sniff(path: Path) -> bool:
     """A JSON object starting ``{"id": ..., "task_name": ..., "trial_name": ...``, or a folder holding
     one as ``result.json`` itself, one level down (a job) or two (a folder of jobs)."""
-    try:
-        if path.is_dir():
-            return bool(trial_files(path))
-        return path.is_file() and _is_trial_result(path)
-    except OSError:
-        return False
+    if path.is_dir():
+        return bool(trial_files(path))
+    return path.is_file() and _is_trial_result(path)
 
 
 def _text(data: dict[str, Any], name: str, where: str) -> str:

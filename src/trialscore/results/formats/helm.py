@@ -136,10 +136,7 @@ def run_folders(path: Path) -> list[Path]:
 def sniff(path: Path) -> bool:
     """A ``per_instance_stats.json`` starting ``[{"instance_id":`` beside a ``run_spec.json``, or a
     folder holding such a run (itself or up to three levels down)."""
-    try:
-        return bool(run_folders(path))
-    except OSError:
-        return False
+    return bool(run_folders(path))
 
 
 def scenario(run_name: str) -> str:

@@ -98,12 +98,9 @@ def samples_files(path: Path) -> list[Path]:
 def sniff(path: Path) -> bool:
     """A samples file (first line has ``doc_id``, ``doc`` and ``filter``), or a folder holding one
     directly or one level down."""
-    try:
-        if path.is_dir():
-            return bool(samples_files(path))
-        return _looks_like_samples(path)
-    except OSError:
-        return False
+    if path.is_dir():
+        return bool(samples_files(path))
+    return _looks_like_samples(path)
 
 
 def _task_and_date(path: Path) -> tuple[str, str]:

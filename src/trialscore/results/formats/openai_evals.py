@@ -90,12 +90,9 @@ def log_files(path: Path) -> list[Path]:
 def sniff(path: Path) -> bool:
     """A JSON Lines file whose first line starts ``{"spec": {"completion_fns": ...``, or a folder
     holding such files."""
-    try:
-        if path.is_dir():
-            return bool(log_files(path))
-        return _is_log(path)
-    except OSError:
-        return False
+    if path.is_dir():
+        return bool(log_files(path))
+    return _is_log(path)
 
 
 @dataclass

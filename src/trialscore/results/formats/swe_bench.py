@@ -114,10 +114,7 @@ def report_files(path: Path) -> list[Path]:
 
 def sniff(path: Path) -> bool:
     """A JSON object starting ``{"total_instances": N, "submitted_instances": N,``, or a folder of them."""
-    try:
-        return bool(report_files(path)) if path.is_dir() else path.is_file() and _is_report(path)
-    except OSError:
-        return False
+    return bool(report_files(path)) if path.is_dir() else path.is_file() and _is_report(path)
 
 
 def _outcomes(report: object, where: str) -> tuple[dict[str, str | None], list[str]]:
