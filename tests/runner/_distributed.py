@@ -98,6 +98,7 @@ def outcomes(records: tuple[TrialRecord, ...]) -> list[dict[str, Any]]:
 
 
 def stored(store: Path) -> list[tuple[str, int]]:
+    """(case, trial) of every trial committed to ``store`` so far (none before the table exists)."""
     if not store.exists():
         return []
     with sqlite3.connect(store) as db:

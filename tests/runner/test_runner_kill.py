@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _distributed import stored
 
 from trialscore.runner.seeds import trial_seed
 
@@ -57,16 +58,6 @@ def start(suite: Path, store: Path, *extra: str, with_file: bool = True) -> subp
     return subprocess.Popen(
         [*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=suite.parent
     )
-
-
-def stored(store: Path) -> list[tuple[str, int]]:
-    if not store.exists():
-        return []
-    with sqlite3.connect(store) as db:
-        try:
-            return db.execute("SELECT case_id, trial FROM trials").fetchall()
-        except sqlite3.OperationalError:  # the runner has not created the table yet
-            return []
 
 
 def run_id(store: Path) -> str:
