@@ -412,16 +412,13 @@ class _Execution:
             counters.passed += record.passed is True
 
     def take(self) -> tuple[str, _Case, int] | None:
-        """The next unit to run (target, case, trial), or None when none is left (see :meth:`_take`)."""
-        return self._take()
-
-    def _take(self) -> tuple[str, _Case, int] | None:
-        """The next trial to start, skipping (and marking) those a reached budget stops."""
+        """The next trial to start (target, case, trial), skipping (and marking) those a reached budget
+        stops; None when none may start now (see :attr:`waiting`).  Backends call it too."""
         if self.scheduler is not None:
             return self._take_adaptive(self.scheduler)
         while not self.stopping:
             if self.run_budget.exhausted:
-                self._skip_the_rest()
+                self.skip_rest()
                 return None
             job = next(self.jobs, None)
             if job is None:
@@ -441,7 +438,7 @@ class _Execution:
         """The next unit the adaptive scheduler allows, skipping (and marking) the cases a budget stops."""
         while not self.stopping:
             if self.run_budget.exhausted:
-                self._skip_the_rest()
+                self.skip_rest()
                 return None
             unit = scheduler.start()
             if unit is None:
@@ -460,7 +457,7 @@ class _Execution:
     async def _next(self) -> tuple[str, _Case, int] | None:
         """The next trial to start; an adaptive run waits while a trial in flight may unlock one."""
         while True:
-            job = self._take()
+            job = self.take()
             if job is not None or not self.waiting:
                 return job
             await self._changed.wait()
@@ -487,12 +484,8 @@ class _Execution:
         self._changed = asyncio.Event()
 
     def skip_rest(self) -> None:
-        """No more trial fits the run budget (a backend's decision): count every trial not started
-        as skipped and cost-limited."""
-        self._skip_the_rest()
-
-    def _skip_the_rest(self) -> None:
-        """The run budget is reached: count every trial not started as skipped, without walking them."""
+        """The run budget is reached (or, for a backend, no more trial fits it): count every trial not
+        started as skipped and cost-limited, without walking them."""
         if self.scheduler is not None:
             for key in self.case_budgets:
                 left = self.scheduler.drop(*key)
