@@ -11,13 +11,19 @@
 (b) The sequential rule at the planned effect: a case whose pass rate is 0.95 against a mark
     of 0.8 (alpha 0.05).  The fixed design is the fewest trials whose exact one-sided binomial
     test at alpha/2 has 80% power there; the sequential rule's trials are its mean stopping
-    time over 2,000 simulated cases (target: at least 30% fewer).
+    time over 2,000 simulated cases (information: the issue sets no saving for the per-case rule,
+    whose guarantee is its false-pass rate; with no futility stop, even a test that knew 0.95
+    would need about 39 trials on average to reach its bar, by Wald's approximation).
 (c) The sequential paired comparison against a baseline (``run --baseline RUN --adaptive``): 100
     cases (40% always pass, 20% never, 40% flaky), baseline 10 trials per case, the flaky cases
     regressed so that the mean paired difference is -0.1 (the planned effect), alpha 0.05.  The
     fixed design is ``stats.power.plan_sample_size`` from a pilot of the baseline (paired t-test,
     80% power); printed: the mean trials to a settled verdict over 200 comparisons, the share
-    settled as a regression, and the ratio sequential/fixed (target: at least 30% fewer).
+    settled as a regression, and the ratio sequential/fixed (target: at least 30% fewer).  The
+    planner assumes the baseline has as many trials per case as the candidate; the sequential
+    comparison pairs each candidate trial with a block of the baseline's 10, so the benchmark also
+    prints the power of a fixed run of 1 trial per case scored against the whole baseline, and the
+    sequential comparison's trials against that run's.
 """
 
 from __future__ import annotations
@@ -120,16 +126,15 @@ def compare_sequential(runs: int) -> None:
     p0, p1, alpha = 0.8, 0.95, 0.05
     fixed = fixed_design_trials(p0, p1, alpha, 0.8)
     mean, power = sequential_trials(p0, p1, alpha, runs)
-    fewer = 1 - mean / fixed
-    mark = "ok" if fewer >= 0.30 else "MISS"
     print(
         f"(b) sequential rule at pass rate {p1} vs mark {p0}, alpha {alpha}: fixed design {fixed} trials "
         f"(80% power); sequential mean {mean:.1f} trials (decided pass in {power:.1%}); "
-        f"sequential/fixed {mean / fixed:.2f}, {fewer:.0%} fewer (target 30%) {mark}"
+        f"sequential/fixed {mean / fixed:.2f} (no target: its guarantee is the false-pass rate)"
     )
 
 
 def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tuple[float, float]:
+    """Mean candidate trials and share of regression verdicts of the sequential comparison."""
     from trialscore.stats.paired_sequential import SequentialComparison
 
     rng = np.random.default_rng(5)
@@ -137,17 +142,37 @@ def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tu
     for _ in range(runs):
         baseline = rng.random((base.size, cap)) < base[:, None]
         used = np.zeros(base.size, dtype=int)
-        comparison = SequentialComparison(base.size, alpha=0.05, margin=0.05)
+        caps = [cap] * base.size
+        comparison = SequentialComparison(base.size, alpha=0.05, margin=0.05, baseline=caps, trials=caps)
+        trials = 0
         while comparison.verdict() is None:
             draw = comparison.draw(float(rng.random()))
-            if used[draw.case] >= cap:
+            if draw.block == 0:
                 break
-            y = baseline[draw.case, used[draw.case]]
-            used[draw.case] += 1
+            y = baseline[draw.case, used[draw.case] : used[draw.case] + draw.block].mean()
+            used[draw.case] += draw.block
+            trials += 1
             comparison.observe(draw, float(rng.random() < cand[draw.case]) - float(y))
-        times.append(int(used.sum()))
+        times.append(trials)
         found += comparison.verdict() == "regression"
     return float(np.mean(times)), found / runs
+
+
+def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs: int) -> float:
+    """Power of a fixed run of ``trials`` per case scored against the whole ``cap``-trial baseline."""
+    from trialscore.stats.compare import compare_paired
+
+    rng = np.random.default_rng(9)
+    found = 0
+    for _ in range(runs):
+        baseline = (rng.random((base.size, cap)) < base[:, None]).astype(int)
+        candidate = (rng.random((base.size, trials)) < cand[:, None]).astype(int)
+        ids = list(range(base.size))
+        baseline_run = {i: list(row) for i, row in zip(ids, baseline, strict=True)}
+        candidate_run = {i: list(row) for i, row in zip(ids, candidate, strict=True)}
+        result = compare_paired(baseline_run, candidate_run, alpha=0.05, permutations=0)
+        found += result.verdict == "regression"
+    return found / runs
 
 
 def compare_paired_sequential(runs: int) -> None:
@@ -166,6 +191,12 @@ def compare_paired_sequential(runs: int) -> None:
         f"(c) sequential paired comparison, mean difference -0.1, alpha 0.05: fixed design {fixed} trials "
         f"({plan.trials} per case, 80% power); sequential mean {mean:.1f} trials (regression in "
         f"{power:.1%}); sequential/fixed {mean / fixed:.2f} (target <= 0.70) {mark}"
+    )
+    one = fixed_power(base, cand, 1, 10, runs)
+    print(
+        f"    the planner assumes the baseline has as many trials per case as the candidate; a fixed run "
+        f"of 1 trial per case scored against all 10 baseline trials ({base.size} trials) finds the "
+        f"regression in {one:.1%}: sequential/that run {mean / base.size:.2f}"
     )
 
 

@@ -3,15 +3,17 @@
 ``trialscore run suite.yaml --baseline RUN --adaptive``: per target, a
 :class:`~trialscore.stats.paired_sequential.SequentialComparison` over the cases both runs hold
 chooses which case the next trial goes to (where the paired difference is still uncertain),
-pairs each candidate trial with a baseline trial of that case not used before, and stops the
+pairs each candidate trial with a block of baseline trials of that case not used before (the
+comparison sizes the block: large while few further draws of the case are expected), and stops the
 target's trials once its anytime-valid verdict (``regression``, ``improvement`` or
 ``no_difference`` within the margin) is settled.  The comparison also ends, unsettled, when the
-case it drew has no trial left (its planned trial count, or the baseline's scored trials of it).
+case it drew has no trial left (its planned trial count, or no unused baseline trial of it).
 
 :class:`PairedScheduler` has the seam of :class:`~trialscore.runner.adaptive.Scheduler`
 (``start``/``finish``/``drop``/``in_flight``/``exhausted``/``outcome``), so every backend leases
-its units the same way.  The baseline's trials of a case are used in a random order drawn from
-its counts (the pass/fail outcomes of a case's trials are exchangeable), seeded by the run.
+its units the same way.  A block is set aside when its unit starts and drawn when it finishes, in
+a random order drawn from the case's counts (the pass/fail outcomes of a case's trials are
+exchangeable), seeded by the run.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ class _Target:
     name: str
     order: int
     cases: list[str]  # compared case ids, in suite order
-    caps: list[int]  # trials each compared case may run: min(planned, baseline scored trials)
     baseline: list[list[int]]  # [trials left, passes left] of each case's baseline
     comparison: SequentialComparison
     started: list[int] = field(default_factory=list)
@@ -124,9 +125,14 @@ class PairedScheduler:
                 name,
                 order,
                 [c for c, _ in compared],
-                [min(s.trials, base[c][0]) for c, s in compared],
                 [[base[c][0], base[c][1]] for c, _ in compared],
-                SequentialComparison(len(compared), comparison.alpha, comparison.margin),
+                SequentialComparison(
+                    len(compared),
+                    comparison.alpha,
+                    comparison.margin,
+                    baseline=[base[c][0] for c, _ in compared],
+                    trials=[s.trials for _, s in compared],
+                ),
                 [0] * len(compared),
             )
         self.in_flight = 0  #: units started and not finished
@@ -143,10 +149,10 @@ class PairedScheduler:
             if not self._open(target):
                 continue
             draw = target.comparison.draw(self._rng.random())
-            index = draw.case
-            if target.started[index] >= target.caps[index]:
+            if draw.block == 0:
                 target.cause = "trials ran out"
                 continue
+            index = draw.case
             trial = target.started[index]
             target.started[index] += 1
             case_id = target.cases[index]
@@ -156,13 +162,16 @@ class PairedScheduler:
             return Unit(target.name, case_id, trial)
         return None
 
-    def _baseline_trial(self, target: _Target, index: int) -> int:
-        """A baseline trial of the case not used before, drawn from its remaining passes and fails."""
-        left = target.baseline[index]
-        passed = int(self._rng.random() * left[0] < left[1])
-        left[0] -= 1
-        left[1] -= passed
-        return passed
+    def _baseline_rate(self, target: _Target, draw: Draw) -> float:
+        """The pass rate of the draw's block of baseline trials, drawn without replacement from the unused."""
+        left = target.baseline[draw.case]
+        passes = 0
+        for _ in range(draw.block):
+            passed = int(self._rng.random() * left[0] < left[1])
+            left[0] -= 1
+            left[1] -= passed
+            passes += passed
+        return passes / draw.block
 
     def finish(self, unit: Unit, record: TrialRecord) -> None:
         """Record a finished trial: its paired difference goes into the target's comparison."""
@@ -173,8 +182,8 @@ class PairedScheduler:
         if target.comparison.verdict() is not None:
             target.wasted += 1
         difference = None
-        if not record.errored:
-            difference = float(record.passed is True) - self._baseline_trial(target, draw.case)
+        if not record.errored:  # an errored trial voids its draw; its baseline block stays unused
+            difference = float(record.passed is True) - self._baseline_rate(target, draw)
         target.comparison.observe(draw, difference)
 
     def drop(self, target: str, case_id: str, unit: Unit | None = None) -> int:
@@ -187,7 +196,7 @@ class PairedScheduler:
             draw = state.in_flight.pop((unit.case_id, unit.trial))
             self.in_flight -= 1
             state.started[draw.case] -= 1
-            state.comparison.observe(draw, None)
+            state.comparison.cancel(draw)
         if self._open(state):
             state.cause = "budget"
         return 0

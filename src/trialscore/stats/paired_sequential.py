@@ -13,8 +13,13 @@ draw ``j`` the design picks case ``i`` with probability :math:`\pi_{j,i}` comput
 observations so far only: a mix of a Neyman allocation (proportional to each case's estimated
 standard deviation of the paired difference, so trials go where the difference is still
 uncertain) and the uniform one, :math:`\pi_{j,i} = (1-\eta)\,\hat s_i / \sum_k \hat s_k + \eta/M`.
-The candidate trial :math:`X_j \in \{0, 1\}` is paired with a baseline trial :math:`Y_j` of the
-same case not used before (so not yet seen), :math:`D_j = X_j - Y_j`, and with predictable
+The candidate trial :math:`X_j \in \{0, 1\}` is paired with a block of :math:`b_j` baseline
+trials of the same case not used before (so not yet seen), :math:`D_j = X_j - \bar Y_j` with
+:math:`\bar Y_j` the block's pass rate, so :math:`\mathbb{E}[D_j] = p_i - \beta_i` and
+:math:`\operatorname{Var} D_j = p_i(1-p_i) + \beta_i(1-\beta_i)/b_j`.  :func:`baseline_block`
+sets :math:`b_j`: half of the case's unused baseline trials on its first pair, one on each later
+pair (most cases are drawn once or twice, so the first pair carries most of the weight; the
+case still has a baseline trial for each of :math:`\lceil n/2 \rceil` later pairs).  and with predictable
 control variates :math:`g_{j,k}` (shrunken means of the case's differences so far)
 
 .. math::
@@ -35,13 +40,14 @@ candidate value :math:`m` of :math:`\Delta`,
     K^+_t(m) = \prod_{j \le t} \bigl(1 + \lambda^+_j (Z_j - m)\bigr), \qquad
     K^-_t(m) = \prod_{j \le t} \bigl(1 - \lambda^-_j (Z_j - m)\bigr),
 
-with bets :math:`\lambda^\pm_j \ge 0` fixed before :math:`Z_j` is seen, capped at
-:math:`c/(1 - \ell_j)` and :math:`c/(1 + u_j)` so that every factor stays above :math:`1 - c` for
-every :math:`m \in [-1, 1]`.  At :math:`m = \Delta` both are nonnegative martingales, so by
-Ville's inequality :math:`C_t = \{m : K^+_t(m) < 2/\alpha,\ K^-_t(m) < 2/\alpha\}` contains
-:math:`\Delta` at every time at once with probability at least :math:`1 - \alpha`.  The bets do not
-depend on :math:`m`, so :math:`K^+` falls and :math:`K^-` rises with :math:`m` and :math:`C_t` is
-an interval :math:`(L_t, U_t)`, found by bisection.  The bets are the approximate GRAPA bets of
+with bets :math:`\lambda^\pm_j \ge 0` fixed before :math:`Z_j` is seen and capped, at each
+:math:`m`, at :math:`c/(m - \ell_j)` and :math:`c/(u_j - m)` so that every factor stays above
+:math:`1 - c`.  At :math:`m = \Delta` both are nonnegative martingales, so by Ville's inequality
+:math:`C_t = \{m : K^+_t(m) < 2/\alpha,\ K^-_t(m) < 2/\alpha\}` contains :math:`\Delta` at every
+time at once with probability at least :math:`1 - \alpha`.  Each factor of :math:`K^+` falls with
+:math:`m` (for :math:`Z_j < m` the loss :math:`\min(\lambda, c/(m-\ell_j))(m - Z_j)` grows with
+:math:`m`) and each factor of :math:`K^-` rises, so :math:`C_t` is an interval
+:math:`(L_t, U_t)`, found by bisection.  The bets are the approximate GRAPA bets of
 Waudby-Smith and Ramdas (section 5.3) aimed at the nearest decision boundary:
 :math:`\lambda^+ = (\hat\mu - m^+) / (\hat\sigma^2 + (\hat\mu - m^+)^2)`.
 
@@ -53,7 +59,7 @@ stopped on it), the chance of a wrong one is at most :math:`\alpha`.
 
 Assumptions: the baseline's trials of a case are independent draws of its pass rate and are
 used in an order that does not depend on their outcomes; an errored candidate trial is left out
-(its draw is voided and its baseline trial stays unused), which is valid when erroring does not
+(its draw is voided and its baseline block stays unused), which is valid when erroring does not
 depend on the outcome the trial would have had.
 
 References
@@ -68,6 +74,7 @@ importance-weighted betting confidence sequences under adaptive sampling.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -82,6 +89,8 @@ PairedVerdict = Literal["regression", "improvement", "no_difference"]
 _BISECTIONS = 60
 _SLACK = 1e-9
 _MIX = 0.5  # the uniform share eta of the allocation: bounds |Z| by about 2/eta
+_TAPER = 8  # a case with fewer draws left than this gets that share of its Neyman weight
+_HORIZON = 2.0  # a block keeps back a baseline trial for each draw expected in 2x the draws so far
 
 
 def _check_alpha(alpha: float) -> float:
@@ -124,7 +133,7 @@ class PairedSequence:
     alpha: float
     margin: float = 0.0
     truncation: float = 0.75
-    _steps: list[tuple[float, float, float]] = field(default_factory=list, repr=False)
+    _steps: list[tuple[float, float, float, float, float]] = field(default_factory=list, repr=False)
     _sum: float = 0.0
     _squares: float = 0.0
     _at: dict[tuple[float, int], float] = field(default_factory=dict, repr=False)
@@ -147,7 +156,7 @@ class PairedSequence:
         """How many observations have been seen."""
         return len(self._steps)
 
-    def _bets(self, low: float, high: float) -> tuple[float, float]:
+    def _bets(self) -> tuple[float, float]:
         """The bets on the next observation, from the past only (aGRAPA aimed at the nearest boundary)."""
         t = len(self._steps)
         mean = self._sum / (t + 1)
@@ -157,24 +166,33 @@ class PairedSequence:
         down_aim = 0.0 if mean <= -half or self.margin == 0 else self.margin
         up = (mean - up_aim) / (variance + (mean - up_aim) ** 2)
         down = (down_aim - mean) / (variance + (down_aim - mean) ** 2)
-        up_cap = self.truncation / max(1.0 - low, 1e-12)
-        down_cap = self.truncation / max(1.0 + high, 1e-12)
-        return min(max(up, 0.0), up_cap), min(max(down, 0.0), down_cap)
+        return max(up, 0.0), max(down, 0.0)
+
+    def _factor(self, step: tuple[float, float, float, float, float], m: float, direction: int) -> float:
+        """``log(1 + bet (z - m))`` of one step for the up (+1) or down (-1) gambler, the bet capped at m."""
+        z, up, down, low, high = step
+        if direction > 0:
+            room = m - low  # the most z - m can fall below zero
+            bet = up if room <= 0.0 else min(up, self.truncation / room)
+            return math.log1p(bet * (z - m))
+        room = high - m
+        bet = down if room <= 0.0 else min(down, self.truncation / room)
+        return math.log1p(-bet * (z - m))
 
     def update(self, z: float, low: float, high: float) -> None:
         """Add observation ``z``, announced before it was seen to lie in ``[low, high]``."""
         if not (low <= z <= high) or low > 1.0 or high < -1.0:
             raise EvaluationError(f"observation {z!r} must lie in its announced range [{low!r}, {high!r}]")
-        up, down = self._bets(low, high)
+        up, down = self._bets()
         mean = self._sum / (len(self._steps) + 1)
-        self._steps.append((z, up, down))
+        step = (z, up, down, low, high)
+        self._steps.append(step)
         self._sum += z
         self._squares += (z - mean) ** 2
         bar = math.log(2.0 / self.alpha)
         crossed = False
         for m, direction in self._at:
-            bet = up if direction > 0 else -down
-            value = self._at[(m, direction)] + math.log1p(bet * (z - m))
+            value = self._at[(m, direction)] + self._factor(step, m, direction)
             crossed |= value >= bar
             self._at[(m, direction)] = value
         if crossed and self._verdict is None:
@@ -183,10 +201,7 @@ class PairedSequence:
 
     def log_capital(self, m: float, direction: int) -> float:
         r"""``log K^+_t(m)`` (``direction=+1``) or ``log K^-_t(m)`` (``-1``)."""
-        total = 0.0
-        for z, up, down in self._steps:
-            total += math.log1p((up if direction > 0 else -down) * (z - m))
-        return total
+        return math.fsum(self._factor(step, m, direction) for step in self._steps)
 
     def interval(self) -> tuple[float, float]:
         """The confidence interval ``(low, high)`` now, within [-1, 1] (bisection to ``2**-59``, outwards)."""
@@ -227,7 +242,12 @@ class PairedSequence:
 
 @dataclass(frozen=True)
 class Draw:
-    """One draw of the design: its place in the sequence, the case, and how its difference is weighted."""
+    """One draw of the design: its place, the case, how its difference is weighted, its baseline block.
+
+    ``block`` is how many unused baseline trials of the case to pair with the candidate trial
+    (their pass rate is subtracted from its outcome); 0 when the case has no trial left to
+    compare, and then the comparison has ended (:attr:`SequentialComparison.ran_out`).
+    """
 
     index: int
     case: int
@@ -235,14 +255,15 @@ class Draw:
     weight: float  # 1 / (M pi_i)
     low: float
     high: float
+    block: int = 1
 
     def observation(self, difference: float) -> float:
-        """``Z = g_bar + (D - g_i) / (M pi_i)`` for the paired difference ``D`` in {-1, 0, 1}."""
+        """``Z = g_bar + (D - g_i) / (M pi_i)`` for the paired difference ``D`` in [-1, 1]."""
         return self.offset + difference * self.weight
 
 
 class SequentialComparison:
-    """The adaptive design and its confidence sequence: which case next, and what the trials say.
+    r"""The adaptive design and its confidence sequence: which case next, and what the trials say.
 
     Draws are observed in the order they were made (a finished trial waits for the earlier
     draws), so every draw's probabilities and bets depend only on observations before it.
@@ -253,6 +274,20 @@ class SequentialComparison:
         ``M``, the number of compared cases.
     alpha, margin : float
         As in :class:`PairedSequence`.
+    baseline : sequence of int, optional
+        The baseline's trials of each case (unlimited and paired one at a time when omitted).
+    trials : sequence of int, optional
+        The candidate trials each case may run (unlimited when omitted).
+
+    Notes
+    -----
+    Block sizes and the allocation depend on the draws so far only.  A draw of case ``i`` made
+    after ``T`` draws is paired with
+    :math:`b = \max(1, \lfloor n_i / (1 + 2\pi_i \max(T, M)) \rfloor)` of its :math:`n_i`
+    unused baseline trials: a large block while few further draws of the case are expected,
+    keeping one trial back for each draw expected if the comparison runs twice as long as it has.
+    A case with fewer than 8 draws left gets that share of its Neyman weight, so the allocation
+    turns away from cases about to run out (the comparison ends when it draws one that has).
 
     Examples
     --------
@@ -264,32 +299,70 @@ class SequentialComparison:
     ...     comparison.observe(draw, -1.0 if draw.case < 2 else 0.0)   # two cases lost every pair
     >>> comparison.verdict(), comparison.interval()[1] < 0
     ('regression', True)
+    >>> SequentialComparison(cases=4, baseline=[10] * 4).draw(0.5).block   # 10 // (1 + 2 * 1/4 * 4)
+    3
     """
 
-    def __init__(self, cases: int, alpha: float = 0.05, margin: float = 0.0) -> None:
+    def __init__(
+        self,
+        cases: int,
+        alpha: float = 0.05,
+        margin: float = 0.0,
+        *,
+        baseline: Sequence[int] | None = None,
+        trials: Sequence[int] | None = None,
+    ) -> None:
         self.cases = check_integer(cases, "cases", 1)
         self.sequence = PairedSequence(alpha, margin)
         self._n = [0] * self.cases
         self._sum = [0.0] * self.cases
         self._squares = [0.0] * self.cases
+        self._unused = self._limits(baseline, "baseline")
+        self._left = self._limits(trials, "trials")
         self._made = 0
         self._waiting: dict[int, float | None] = {}
         self._draws: dict[int, Draw] = {}
         self._next = 0
         self.observed = 0  #: draws observed (voided ones left out)
+        self.ran_out = False  #: a draw found its case without a trial left: the comparison has ended
+
+    def _limits(self, counts: Sequence[int] | None, name: str) -> list[float]:
+        if counts is None:
+            return [math.inf] * self.cases
+        if len(counts) != self.cases:
+            raise EvaluationError(f"{name} must give one count per case ({self.cases}); got {len(counts)}")
+        return [float(check_integer(n, name, 0)) for n in counts]
 
     def probabilities(self) -> list[float]:
-        r""":math:`\pi_i`: Neyman allocation on the estimated spreads, mixed with the uniform one."""
+        r""":math:`\pi_i`: Neyman allocation on the estimated spreads (tapered near a case's last
+        draws), mixed with the uniform one."""
         spreads = []
-        for n, total, squares in zip(self._n, self._sum, self._squares, strict=True):
+        for i, (n, total, squares) in enumerate(zip(self._n, self._sum, self._squares, strict=True)):
             mean = total / (n + 1)
-            spreads.append(math.sqrt(max((0.5 + squares) / (n + 1) - mean * mean, 0.01)))
+            spread = math.sqrt(max((0.5 + squares) / (n + 1) - mean * mean, 0.01))
+            spreads.append(spread * min(1.0, min(self._unused[i], self._left[i]) / _TAPER))
         whole = sum(spreads)
         m = self.cases
+        if whole == 0.0:
+            return [1.0 / m] * m
         return [(1.0 - _MIX) * s / whole + _MIX / m for s in spreads]
 
+    def _block(self, case: int, probability: float) -> int:
+        """Unused baseline trials to pair with a draw of ``case`` now (0: the case has no trial left)."""
+        unused, left = self._unused[case], self._left[case]
+        if self.ran_out or unused < 1 or left < 1:
+            return 0
+        if math.isinf(unused):
+            return 1
+        expected = _HORIZON * probability * max(self._made, self.cases)
+        return max(1, int(unused // (1.0 + expected)))
+
     def draw(self, u: float) -> Draw:
-        """The next draw, choosing its case with the uniform number ``u`` in [0, 1)."""
+        """The next draw, choosing its case with the uniform number ``u`` in [0, 1), its block set aside.
+
+        A draw with ``block == 0`` found its case without a trial left (or came after one that
+        did); it is not part of the sequence, and :attr:`ran_out` is then True.
+        """
         pi = self.probabilities()
         m = self.cases
         g = [total / (n + 1) for n, total in zip(self._n, self._sum, strict=True)]
@@ -304,15 +377,31 @@ class SequentialComparison:
             if u < acc:
                 case = index
                 break
-        made = Draw(self._made, case, g_bar - g[case] * weights[case], weights[case], low, high)
+        block = self._block(case, pi[case])
+        made = Draw(self._made, case, g_bar - g[case] * weights[case], weights[case], low, high, block)
+        if block == 0:
+            self.ran_out = True
+            return made
+        self._unused[case] -= block
+        self._left[case] -= 1
         self._made += 1
         self._draws[made.index] = made
         return made
 
+    def cancel(self, draw: Draw) -> None:
+        """A draw whose trial never ran: its trial and baseline block go back, and it is voided."""
+        self._left[draw.case] += 1
+        self.observe(draw, None)
+
     def observe(self, draw: Draw, difference: float | None) -> None:
-        """The paired difference of ``draw`` (None voids it: an errored trial); applied in draw order."""
-        if difference is not None and difference not in (-1.0, 0.0, 1.0):
-            raise EvaluationError(f"a paired difference must be -1, 0 or 1; got {difference!r}")
+        """The paired difference of ``draw``: the candidate's outcome less its baseline block's pass rate.
+
+        None voids it (an errored trial: its baseline block stays unused).  Applied in draw order.
+        """
+        if difference is not None and not -1.0 <= difference <= 1.0:
+            raise EvaluationError(f"a paired difference must lie in [-1, 1]; got {difference!r}")
+        if difference is None:
+            self._unused[draw.case] += draw.block
         self._waiting[draw.index] = difference
         while self._next in self._waiting:
             value = self._waiting.pop(self._next)
