@@ -3,7 +3,7 @@
     python benchmarks/adaptive.py            # 100 cases x 10 trials per strategy, then the sequential rule
     python benchmarks/adaptive.py --quick    # 50 cases
 
-(a) The bimodal suite: 40% of cases always pass, 20% never, 40% flaky (pass rates 0.3 to 0.9),
+(a) The bimodal suite: 40% of cases always pass, 20% never, 40% flaky (pass rates uniform in 0-1),
     10 trials, concurrency 8, a python target that sleeps 5 ms.  For ``mean`` at 0.8,
     ``pass_all`` and ``pass_at_k``: the fixed run and ``--adaptive`` on the same seeds; the
     verdicts must be identical; printed: trials saved (targets 35%, 40%, 55%), trials wasted in
@@ -11,7 +11,7 @@
 (b) The sequential rule at the planned effect: a case whose pass rate is 0.95 against a mark
     of 0.8 (alpha 0.05).  The fixed design is the fewest trials whose exact one-sided binomial
     test at alpha/2 has 80% power there; the sequential rule's trials are its mean stopping
-    time over 2,000 simulated cases (information: the issue sets no saving for the per-case rule,
+    time over 2,000 simulated cases (information: there is no saving target for the per-case rule,
     whose guarantee is its false-pass rate; with no futility stop, even a test that knew 0.95
     would need about 39 trials on average to reach its bar, by Wald's approximation).
 (c) The sequential paired comparison against a baseline (``run --baseline RUN --adaptive``): 100
@@ -55,7 +55,7 @@ async def agent(case: CaseSpec, seed: int) -> dict[str, Any]:
 def bimodal(strategy: str, cases: int) -> Suite:
     rng = np.random.default_rng(0)
     rates = [1.0] * (cases * 4 // 10) + [0.0] * (cases * 2 // 10)
-    rates += list(rng.uniform(0.3, 0.9, size=cases - len(rates)))
+    rates += list(rng.uniform(0.0, 1.0, size=cases - len(rates)))
     return Suite.from_mapping(
         {
             "name": "bimodal",
