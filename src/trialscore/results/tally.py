@@ -31,6 +31,7 @@ __all__ = [
     "COUNT_COLUMNS",
     "LongTable",
     "Scan",
+    "Skips",
     "TallyResult",
     "check_one_cluster",
     "quote_identifier",
@@ -395,6 +396,37 @@ class LongTable:
     def register(self, con: duckdb.DuckDBPyConnection) -> str:
         """Make the rows queryable on ``con`` (every column ``VARCHAR``); return the view's name."""
         return register(con, {name: strings(values) for name, values in self.columns.items()}, self.columns)
+
+
+@dataclass
+class Skips:
+    """Bad input a reader skips and counts (``skip_invalid``), or raises on with a hint to skip it.
+
+    ``what`` names the reader's unit in the hint (``"samples"``); ``count`` and ``first`` feed
+    :attr:`LongTable.rows_skipped` and :attr:`LongTable.first_skipped`.
+
+    >>> skips = Skips(True, "results")
+    >>> skips.note("run.json result 2", EvaluationError("field 'trial' must be a whole number"))
+    >>> skips.count, skips.first
+    (1, "run.json result 2: field 'trial' must be a whole number")
+    >>> Skips(False, "results").note("run.json result 2", EvaluationError("bad"))
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: run.json result 2: bad (--skip-invalid skips and counts bad results)
+    """
+
+    skip_invalid: bool
+    what: str
+    count: int = 0
+    first: str | None = None
+
+    def note(self, location: str | None, exc: EvaluationError) -> None:
+        """Count ``exc`` (found at ``location``, or saying where itself) as skipped, or raise it."""
+        message = f"{location}: {exc}" if location is not None else str(exc)
+        if not self.skip_invalid:
+            raise EvaluationError(f"{message} (--skip-invalid skips and counts bad {self.what})") from exc
+        self.count += 1
+        self.first = self.first or message
 
 
 def text_value(value: object) -> str | None:

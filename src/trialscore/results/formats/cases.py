@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -98,8 +98,7 @@ def case_result_table_from_cases(
         "cost_usd": [],
     }
     where: list[str] = []
-    skipped = 0
-    first_skipped = None
+    skips = Skips(skip_invalid, "cases")
     for location, case in cases:
         try:
             if isinstance(case, _NotJson):
@@ -108,11 +107,7 @@ def case_result_table_from_cases(
                 raise EvaluationError(f"expected a case object; got {case!r:.60}")
             trials = _case_trials(case)
         except EvaluationError as exc:
-            message = f"{location}: {exc}"
-            if not skip_invalid:
-                raise EvaluationError(f"{message} (--skip-invalid skips and counts bad cases)") from exc
-            skipped += 1
-            first_skipped = first_skipped or message
+            skips.note(location, exc)
             continue
         extras = {key: value for key, value in case.items() if key not in _CASE_KEYS and _plain(value)}
         for key in extras:
@@ -127,7 +122,7 @@ def case_result_table_from_cases(
                 if key not in ("case_id", "trial", *_TRIAL_FIELDS):
                     columns[key].append(text_value(extras.get(key)))
             where.append(f"{location} trial {position + 1}")
-    return LongTable(columns, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skips.count, skips.first)
 
 
 def sniff(path: Path) -> bool:

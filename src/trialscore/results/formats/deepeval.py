@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -68,7 +68,6 @@ _HEAD = re.compile(
 #: pytest-repeat's parameter id ``<i>-<N>``, alone or after other parameters.
 _REPEAT = re.compile(r"^(?P<base>.+?)\[(?:(?P<params>.+)-)?(?P<i>\d+)-(?P<n>\d+)\]$")
 _LATEST = (".latest_run_full.json", ".latest_test_run.json")
-_SKIP_HINT = "(--skip-invalid skips and counts bad test cases)"
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "category")
 
 
@@ -184,8 +183,7 @@ def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid:
     columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
     where: list[str] = []
     seen: dict[tuple[str, str], int] = {}
-    skipped = 0
-    first_skipped: str | None = None
+    skips = Skips(skip_invalid, "test cases")
     for path in files:
         run = _load(path)
         target = _run_target(run, fallback or path.stem.lstrip(".") or path.name)
@@ -194,11 +192,7 @@ def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid:
             try:
                 item, passed, score, category = _outcome(case, repeats)
             except EvaluationError as exc:
-                message = f"{location}: {exc}"
-                if not skip_invalid:
-                    raise EvaluationError(f"{message} {_SKIP_HINT}") from exc
-                skipped += 1
-                first_skipped = first_skipped or message
+                skips.note(location, exc)
                 continue
             trial = seen.get((target, item), 0)
             seen[(target, item)] = trial + 1
@@ -209,7 +203,7 @@ def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid:
             where.append(f"{location} ({item!r:.60}, {target})")
     if not any(value is not None for value in columns["category"]):
         del columns["category"]
-    return LongTable(columns, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skips.count, skips.first)
 
 
 def read(path: Path, sink: TrialSink) -> None:

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -227,8 +227,7 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
     """Trial rows of Harbor trial results, and how many trials were still running (not trials)."""
     rows: list[tuple[dict[str, str | None], str]] = []
     running = 0
-    skipped = 0
-    first_skipped = None
+    skips = Skips(skip_invalid, "trial results")
     for file in files:
         try:
             try:
@@ -237,10 +236,7 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
                 raise EvaluationError(f"{file}: not valid JSON: {exc}") from exc
             row = _trial(result, str(file))
         except EvaluationError as exc:
-            if not skip_invalid:
-                raise EvaluationError(f"{exc} (--skip-invalid skips and counts bad trial results)") from exc
-            skipped += 1
-            first_skipped = first_skipped or str(exc)
+            skips.note(None, exc)  # the message names the file
             continue
         if row is None:
             running += 1
@@ -261,7 +257,7 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
         seen[key] = seen.get(key, 0) + 1
         for name in _COLUMNS:
             columns[name].append(row[name])
-    return LongTable(columns, tuple(where for _, where in rows), skipped, first_skipped), running
+    return LongTable(columns, tuple(where for _, where in rows), skips.count, skips.first), running
 
 
 def read(path: Path, sink: TrialSink) -> None:

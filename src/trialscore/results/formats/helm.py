@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -262,8 +262,7 @@ def helm_table(folders: list[Path], skip_invalid: bool = False) -> LongTable:
     """Trial rows of HELM run folders."""
     columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
     where: list[str] = []
-    skipped = 0
-    first_skipped = None
+    skips = Skips(skip_invalid, "entries")
     for folder in folders:
         groups = _groups(folder)
         scope = scenario(groups["run"] or folder.name)
@@ -278,11 +277,7 @@ def helm_table(folders: list[Path], skip_invalid: bool = False) -> LongTable:
             try:
                 item, trial, value = _entry(entry, metric, scope)
             except EvaluationError as exc:
-                message = f"{location}: {exc}"
-                if not skip_invalid:
-                    raise EvaluationError(f"{message} (--skip-invalid skips and counts bad entries)") from exc
-                skipped += 1
-                first_skipped = first_skipped or message
+                skips.note(location, exc)
                 continue
             errored = (item, trial) in failed
             passed = None if errored else ("true" if value == 1 else "false")
@@ -290,7 +285,7 @@ def helm_table(folders: list[Path], skip_invalid: bool = False) -> LongTable:
             for name, text in zip(_COLUMNS, values, strict=True):
                 columns[name].append(text)
             where.append(f"{location} (instance {item}, train_trial_index {trial})")
-    return LongTable(columns, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skips.count, skips.first)
 
 
 def read(path: Path, sink: TrialSink) -> None:

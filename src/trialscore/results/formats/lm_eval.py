@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import first_json_object, head_text, json_lines
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -57,7 +57,6 @@ SUFFIXES = (".jsonl",)
 
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 _SAMPLE_KEYS = ("doc_id", "doc", "filter")
-_SKIP_HINT = "(--skip-invalid skips and counts bad samples)"
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "category", "filter", "run")
 
 
@@ -167,8 +166,7 @@ def lm_eval_table(files: list[Path], skip_invalid: bool = False) -> LongTable:
         runs.setdefault((_model(results, file.parent), task), []).append((date, file, results))
     columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
     where: list[str] = []
-    skipped = 0
-    first_skipped: str | None = None
+    skips = Skips(skip_invalid, "samples")
     for (model, task), task_runs in runs.items():
         ordered = sorted(task_runs, key=lambda run: (run[0], run[1].name))
         for trial, (date, file, results) in enumerate(ordered):
@@ -196,11 +194,7 @@ def lm_eval_table(files: list[Path], skip_invalid: bool = False) -> LongTable:
                         used = listed[0]
                     passed, score = _outcome(sample, used)
                 except EvaluationError as exc:
-                    message = f"{location}: {exc}"
-                    if not skip_invalid:
-                        raise EvaluationError(f"{message} {_SKIP_HINT}") from exc
-                    skipped += 1
-                    first_skipped = first_skipped or message
+                    skips.note(location, exc)
                     continue
                 for name, value in zip(
                     _COLUMNS,
@@ -209,7 +203,7 @@ def lm_eval_table(files: list[Path], skip_invalid: bool = False) -> LongTable:
                 ):
                     columns[name].append(value)
                 where.append(location)
-    return LongTable(columns, tuple(where), skipped, first_skipped)
+    return LongTable(columns, tuple(where), skips.count, skips.first)
 
 
 def read(path: Path, sink: TrialSink) -> None:

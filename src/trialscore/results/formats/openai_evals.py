@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text, json_lines, member_files
-from trialscore.results.tally import LongTable
+from trialscore.results.tally import LongTable, Skips
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -68,7 +68,6 @@ SUFFIXES = (".jsonl",)
 
 #: How ``LocalRecorder`` starts a log: ``{"spec": dataclasses.asdict(run_spec)}``, completion_fns first.
 _HEAD = re.compile(r'^\s*\{\s*"spec"\s*:\s*\{\s*"completion_fns"\s*:')
-_SKIP_HINT = "(--skip-invalid skips and counts bad events)"
 _COLUMNS = ("case_id", "trial", "passed", "target", "category", "run_id")
 
 
@@ -121,10 +120,9 @@ class _Run:
     eval_name: str
     run_id: str
     created_at: str
+    skips: Skips  # its bad event lines
     samples: dict[str, _Sample] = field(default_factory=dict)
     matches: int = 0
-    skipped: int = 0
-    first_skipped: str | None = None
 
 
 def _spec_text(spec: dict[str, Any], name: str, where: str) -> str:
@@ -187,16 +185,12 @@ def _read_run(path: Path, skip_invalid: bool) -> _Run:
     first = next(lines, None)
     if first is None:
         raise EvaluationError(f"no trials in {path}: the file is empty")
-    run = _Run(path, *_spec(path, *first))
+    run = _Run(path, *_spec(path, *first), skips=Skips(skip_invalid, "events"))
     for number, event in lines:
         try:
             _event(run, number, event)
         except EvaluationError as exc:
-            message = f"{path} line {number}: {exc}"
-            if not skip_invalid:
-                raise EvaluationError(f"{message} {_SKIP_HINT}") from exc
-            run.skipped += 1
-            run.first_skipped = run.first_skipped or message
+            run.skips.note(f"{path} line {number}", exc)
     if run.samples and not run.matches:
         raise EvaluationError(
             f"{path}: the log has no 'match' events, so no sample has a pass/fail "
@@ -217,8 +211,8 @@ def openai_evals_table(files: list[Path], skip_invalid: bool = False) -> LongTab
     first_skipped: str | None = None
     for same in runs.values():
         for trial, run in enumerate(sorted(same, key=lambda run: (run.created_at, run.run_id))):
-            skipped += run.skipped
-            first_skipped = first_skipped or run.first_skipped
+            skipped += run.skips.count  # counted in the runs' trial order, as the rows are
+            first_skipped = first_skipped or run.skips.first
             for sample_id, sample in run.samples.items():
                 values = (sample_id, str(trial), sample.passed, run.target, run.eval_name, run.run_id)
                 for name, value in zip(_COLUMNS, values, strict=True):

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -150,17 +150,12 @@ def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
         name: [] for name in ("case_id", "trial", "passed", "termination_reason")
     }
     where: list[str] = []
-    skipped = 0
-    first_skipped = None
+    skips = Skips(skip_invalid, "simulations")
     for location, simulation in _simulations(path, results):
         try:
             case_id, trial, passed, reason = _trial_row(simulation)
         except EvaluationError as exc:
-            message = f"{location}: {exc}"
-            if not skip_invalid:
-                raise EvaluationError(f"{message} (--skip-invalid skips and counts bad simulations)") from exc
-            skipped += 1
-            first_skipped = first_skipped or message
+            skips.note(location, exc)
             continue
         columns["case_id"].append(case_id)
         columns["trial"].append(trial)
@@ -169,4 +164,4 @@ def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
         where.append(f"{location} (task_id {case_id}, trial {trial})")
     rows = len(where)
     table = {**columns, **{name: [value] * rows for name, value in groups.items()}}
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(table, tuple(where), skips.count, skips.first)

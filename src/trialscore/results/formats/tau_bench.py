@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text, json_array_items
-from trialscore.results.tally import LongTable, text_value
+from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -105,18 +105,13 @@ def tau_bench_table(path: Path, skip_invalid: bool = False) -> LongTable:
     fields = name_fields(path.stem)
     columns: dict[str, list[str | None]] = {name: [] for name in ("case_id", "trial", "passed", "reward")}
     where: list[str] = []
-    skipped = 0
-    first_skipped = None
+    skips = Skips(skip_invalid, "results")
     for index, result in enumerate(results):
         location = f"{path} result {index + 1}"
         try:
             case_id, trial, passed = _trial_row(result)
         except EvaluationError as exc:
-            message = f"{location}: {exc}"
-            if not skip_invalid:
-                raise EvaluationError(f"{message} (--skip-invalid skips and counts bad results)") from exc
-            skipped += 1
-            first_skipped = first_skipped or message
+            skips.note(location, exc)
             continue
         assert isinstance(result, dict)
         columns["case_id"].append(case_id)
@@ -126,4 +121,4 @@ def tau_bench_table(path: Path, skip_invalid: bool = False) -> LongTable:
         where.append(f"{location} (task_id {case_id}, trial {trial})")
     rows = len(where)
     table = {**columns, **{name: [value] * rows for name, value in fields.items()}}
-    return LongTable(table, tuple(where), skipped, first_skipped)
+    return LongTable(table, tuple(where), skips.count, skips.first)
