@@ -8,6 +8,7 @@ import random
 import pytest
 
 from trialscore.errors import EvaluationError
+from trialscore.runner.adaptive import Unit
 from trialscore.runner.distributed.admission import Admission
 from trialscore.runner.distributed.leases import LeaseTable
 from trialscore.runner.distributed.options import Distribution
@@ -15,8 +16,8 @@ from trialscore.runner.distributed.options import Distribution
 
 def test_heartbeats_keep_leases_alive_and_silence_expires_them() -> None:
     table = LeaseTable(ttl_s=5.0)
-    a = table.grant(("t", "c", 0), worker=1, now=0.0)
-    b = table.grant(("t", "c", 1), worker=2, now=0.0)
+    a = table.grant(Unit("t", "c", 0), worker=1, now=0.0)
+    b = table.grant(Unit("t", "c", 1), worker=2, now=0.0)
     table.renew(1, now=4.0)  # worker 1 beats, worker 2 is silent
     assert table.expired(now=6.0) == [b]
     assert list(table.active) == [a.id] and table.expired_count == 1
@@ -25,12 +26,12 @@ def test_heartbeats_keep_leases_alive_and_silence_expires_them() -> None:
 
 def test_the_first_completion_of_a_unit_wins_and_later_ones_are_counted_duplicates() -> None:
     table = LeaseTable(ttl_s=1.0)
-    first = table.grant(("t", "c", 0), worker=1, now=0.0)
+    first = table.grant(Unit("t", "c", 0), worker=1, now=0.0)
     assert table.expired(now=2.0) == [first]  # re-queued ...
-    again = table.grant(("t", "c", 0), worker=2, now=2.0)  # ... and leased to another worker
-    assert table.release(again.id) is again and table.accept(("t", "c", 0))
+    again = table.grant(Unit("t", "c", 0), worker=2, now=2.0)  # ... and leased to another worker
+    assert table.release(again.id) is again and table.accept(Unit("t", "c", 0))
     assert table.release(first.id) is None  # the slow first worker finishes late
-    assert not table.accept(("t", "c", 0)) and table.duplicates == 1
+    assert not table.accept(Unit("t", "c", 0)) and table.duplicates == 1
     assert table.held_by(1) == [] and len(table) == 0
 
 
@@ -70,7 +71,7 @@ def _simulate(seed: int, admission: Admission | None, limit: float = 1.0, slots:
     spent, flying, taken, last_lease_flight = 0.0, {}, 0, 0.0
     while True:
         while spent < limit and len(flying) < slots and (admission is None or admission.may_take()):
-            key = ("t", "c", taken)
+            key = Unit("t", "c", taken)
             if admission is not None:
                 admission.reserve(key)
             flying[key] = rng.uniform(0.01, 0.05)

@@ -20,18 +20,19 @@ budget and the reservation released.  So the spend passes ``L`` by at most the c
 trials in flight, whatever the number of workers, and by nothing when every trial costs at
 most its ceiling.  (Before the first trial finishes, with no ceiling, one trial runs at a time.)
 
+>>> from trialscore.runner.adaptive import Unit
 >>> admission = Admission(limit=1.0, caps={"api": 1}, ceilings={}, targets=("api",))
->>> admission.may_take(), admission.reserve(("api", "c", 0))
+>>> admission.may_take(), admission.reserve(Unit("api", "c", 0))
 (True, None)
 >>> admission.may_take()  # the first trial's cost is not known yet
 False
 >>> admission.may_start("api"), admission.started("api"), admission.may_start("api")
 (True, None, False)
->>> admission.settle(("api", "c", 0), 0.4); admission.estimate("api")
+>>> admission.settle(Unit("api", "c", 0), 0.4); admission.estimate("api")
 0.4
->>> admission.reserve(("api", "c", 1)); admission.may_take()  # 0.4 spent + 0.4 reserved + 0.4 > 1
+>>> admission.reserve(Unit("api", "c", 1)); admission.may_take()  # 0.4 spent + 0.4 reserved + 0.4 > 1
 False
->>> admission.settle(("api", "c", 1), 0.1); admission.may_take()  # 0.5 spent + 0.25 <= 1
+>>> admission.settle(Unit("api", "c", 1), 0.1); admission.may_take()  # 0.5 spent + 0.25 <= 1
 True
 """
 
@@ -40,7 +41,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from trialscore.runner.distributed.protocol import UnitKey
+from trialscore.runner.adaptive import Unit
 
 __all__ = ["Admission"]
 
@@ -60,7 +61,7 @@ class Admission:
         self.ceilings = dict(ceilings)
         self.targets = tuple(targets)
         self.running: dict[str, int] = {}
-        self.reserved: dict[UnitKey, float] = {}
+        self.reserved: dict[Unit, float] = {}
         self._known: dict[str, list[float]] = {}  # per target: [sum of known costs, count]
         self._finished = 0
         self.spent = 0.0
@@ -87,9 +88,9 @@ class Admission:
         most = max(value for value in estimates if value is not None)
         return self.spent + math.fsum(self.reserved.values()) + most <= self.limit
 
-    def reserve(self, key: UnitKey) -> None:
+    def reserve(self, key: Unit) -> None:
         """Reserve the estimated cost of unit ``key`` (taken now, finished later)."""
-        self.reserved[key] = self.estimate(key[0]) or 0.0
+        self.reserved[key] = self.estimate(key.target) or 0.0
 
     def may_start(self, target: str) -> bool:
         """Whether a trial of ``target`` may start now without passing its ``max_concurrency``."""
@@ -104,10 +105,10 @@ class Admission:
         """A trial of ``target`` finished or its lease ended."""
         self.running[target] -= 1
 
-    def settle(self, key: UnitKey, cost: float | None) -> None:
+    def settle(self, key: Unit, cost: float | None) -> None:
         """Unit ``key`` finished with ``cost`` (None = unknown): its reservation is released."""
         self.reserved.pop(key, None)
-        self.observe(key[0], cost)
+        self.observe(key.target, cost)
 
     def observe(self, target: str, cost: float | None) -> None:
         """Learn from a finished trial of ``target`` (also the stored ones of a resumed run)."""

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
+from trialscore.runner.adaptive import Unit
 from trialscore.runner.distributed.admission import Admission
 from trialscore.runner.distributed.leases import Lease, LeaseTable
 from trialscore.runner.distributed.protocol import (
@@ -34,7 +35,6 @@ from trialscore.runner.distributed.protocol import (
     Crash,
     Heartbeat,
     Ready,
-    UnitKey,
     WorkerLost,
     WorkUnit,
 )
@@ -82,8 +82,8 @@ class Controller:
         self.table = LeaseTable(ttl_s)
         self.tick_s = min(0.5, ttl_s / 4)
         self.free: dict[int, int] = {}  # ready workers -> free slots
-        self.pending: collections.deque[UnitKey] = collections.deque()
-        self.losses: dict[UnitKey, int] = {}
+        self.pending: collections.deque[Unit] = collections.deque()
+        self.losses: dict[Unit, int] = {}
         self.lost_workers = 0
         self._finishing: list[asyncio.Task[None]] = []
         self._committed = asyncio.Event()
@@ -186,7 +186,7 @@ class Controller:
             self._source_done = not execution.waiting
             return False
         name, case, trial = job
-        key = (name, case.spec.id, trial)
+        key = Unit(name, case.spec.id, trial)
         self.admission.reserve(key)
         self.pending.append(key)
         self._taken += 1
@@ -198,7 +198,7 @@ class Controller:
         so that a unit that kills its worker is told apart from the units that shared the worker."""
         leased = False
         for key in list(self.pending):
-            if not self.admission.may_start(key[0]):
+            if not self.admission.may_start(key.target):
                 continue
             suspect = self.losses.get(key, 0) > 0
             worker = self._worker_for(suspect)
@@ -214,9 +214,9 @@ class Controller:
             if suspect:
                 self._alone[worker] = lease.id
                 self._draining = None
-            self.admission.started(key[0])
-            seed = trial_seed(self.execution.suite.execution.seed, key[1], key[2])
-            self.transport.send(worker, WorkUnit(lease.id, *key, seed))
+            self.admission.started(key.target)
+            seed = trial_seed(self.execution.suite.execution.seed, key.case_id, key.trial)
+            self.transport.send(worker, WorkUnit(lease.id, key.target, key.case_id, key.trial, seed))
             leased = True
         return leased
 
@@ -265,7 +265,7 @@ class Controller:
         record = TrialRecord.from_json_line(event.record_json, where=f"worker {event.worker}")
         self._settle(key, record)
 
-    def _settle(self, key: UnitKey, record: TrialRecord) -> None:
+    def _settle(self, key: Unit, record: TrialRecord) -> None:
         if key in self.pending:
             self.pending.remove(key)
         self.admission.settle(key, record.cost_usd)
@@ -275,7 +275,7 @@ class Controller:
 
     def _lease_ended(self, lease: Lease) -> None:
         """A lease is over (completed or lost): its target's running count goes down."""
-        self.admission.stopped(lease.key[0])
+        self.admission.stopped(lease.key.target)
         if self._alone.get(lease.worker) == lease.id:
             del self._alone[lease.worker]
 
@@ -298,7 +298,7 @@ class Controller:
             self._requeue(lease.key, why)
         self.transport.replace(worker)
 
-    def _requeue(self, key: UnitKey, why: str) -> None:
+    def _requeue(self, key: Unit, why: str) -> None:
         """Put a unit whose worker was lost back in front of the queue (or store it as errored)."""
         if key in self.table.done or key in self.pending:
             return
@@ -309,16 +309,16 @@ class Controller:
         self.table.accept(key)
         self._settle(key, self._lost_record(key, f"its worker was lost {losses} times ({why})"))
 
-    def _lost_record(self, key: UnitKey, why: str) -> TrialRecord:
-        name, case_id, trial = key
+    def _lost_record(self, key: Unit, why: str) -> TrialRecord:
         execution = self.execution
+        case_id, trial = key.case_id, key.trial
         spec = execution.cases[case_id].spec
         return TrialRecord(
             run_id=execution.run_id,
             suite=execution.suite.name,
             case_id=case_id,
             trial=trial,
-            target=name,
+            target=key.target,
             category=spec.category,
             started_at=datetime.now(timezone.utc),
             seed=trial_seed(execution.suite.execution.seed, case_id, trial),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from trialscore.runner.distributed.protocol import UnitKey
+from trialscore.runner.adaptive import Unit
 
 __all__ = ["Lease", "LeaseTable"]
 
@@ -32,7 +32,7 @@ class Lease:
     """Unit ``key`` leased to ``worker`` under id ``id`` until ``deadline`` (monotonic seconds)."""
 
     id: int
-    key: UnitKey
+    key: Unit
     worker: int
     deadline: float
 
@@ -49,14 +49,14 @@ class LeaseTable:
         self.ttl_s = ttl_s
         self._ids = itertools.count(1)
         self.active: dict[int, Lease] = {}
-        self.done: set[UnitKey] = set()
+        self.done: set[Unit] = set()
         self.duplicates = 0
         self.expired_count = 0
 
     def __len__(self) -> int:
         return len(self.active)
 
-    def grant(self, key: UnitKey, worker: int, now: float) -> Lease:
+    def grant(self, key: Unit, worker: int, now: float) -> Lease:
         """A new lease of ``key`` to ``worker``, alive until ``now + ttl_s``."""
         lease = Lease(next(self._ids), key, worker, now + self.ttl_s)
         self.active[lease.id] = lease
@@ -84,7 +84,7 @@ class LeaseTable:
         self.expired_count += len(gone)
         return gone
 
-    def accept(self, key: UnitKey) -> bool:
+    def accept(self, key: Unit) -> bool:
         """True for the first completion of ``key``; False (and counted) for every later one."""
         if key in self.done:
             self.duplicates += 1

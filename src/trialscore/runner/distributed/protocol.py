@@ -12,7 +12,7 @@ through Ray's object store alike.
 
 >>> unit = WorkUnit(lease=7, target="agent", case_id="add", trial=2, seed=11)
 >>> unit.key
-('agent', 'add', 2)
+Unit(target='agent', case_id='add', trial=2)
 """
 
 from __future__ import annotations
@@ -21,20 +21,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from trialscore._record import Record
+from trialscore.runner.adaptive import Unit
 
 __all__ = [
     "Completion",
     "Crash",
     "Heartbeat",
     "Ready",
-    "UnitKey",
     "WorkUnit",
     "WorkerLost",
     "WorkerSetup",
 ]
-
-#: What makes a trial unique within a run: (target, case id, trial index).
-UnitKey = tuple[str, str, int]
 
 
 @dataclass(frozen=True)
@@ -66,9 +63,9 @@ class WorkUnit(Record):
     seed: int
 
     @property
-    def key(self) -> UnitKey:
+    def key(self) -> Unit:
         """The unit's identity in the run (the store's unique key without the run id)."""
-        return (self.target, self.case_id, self.trial)
+        return Unit(self.target, self.case_id, self.trial)
 
 
 @dataclass(frozen=True)
