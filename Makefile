@@ -2,19 +2,25 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# The package with its base dependencies (what the demo needs), then the test extra on top.
+BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint bench clean browser
 
-$(STAMP): pyproject.toml
+$(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
+
+$(STAMP): $(BASE)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
 # The main job on embedded defaults: run the bundled suite against the seeded
 # simulated agent (5 trials a case, no network, no keys), then score its trials.
-demo: $(STAMP)
+demo: $(BASE)
 	$(BIN)/trialscore run --demo --out demo-output
 	$(BIN)/trialscore score demo-output/trials.jsonl --k 1,3,5
 	$(BIN)/trialscore report demo-output --out demo-output/report.html
