@@ -249,7 +249,12 @@ def test_compare_verdict_matches_the_library_and_gates(tmp_path):
     assert comparison["verdict"] == expected.verdict == "regression"
     assert comparison["delta"] == pytest.approx(expected.delta)
     assert comparison["p_value"] == pytest.approx(expected.p_value)
-    assert json.loads(result.stdout)["gate"] == {"fail_on": "regression", "failed": True}
+    assert json.loads(result.stdout)["gate"] == {
+        "fail_on": "regression",
+        "failed": True,
+        "judged": True,
+        "not_tested": [],
+    }
     assert run(*args, "-f", "json").returncode == 0  # no gate asked
     markdown = run(*args, "-f", "markdown", "--fail-on", "regression")
     assert markdown.returncode == 1 and "### trialscore compare: regression" in markdown.stdout
@@ -293,7 +298,7 @@ def test_plan_matches_plan_sample_size():
     expected = plan_sample_size(0.05, pass_rate=0.7, trials=5)
     assert json.loads(result.stdout)["plan"] == pytest.approx(expected.to_dict())
     bad = run("plan", "--delta", "0.05")
-    assert bad.returncode == 2 and "give exactly one of pass_rate or pilot" in bad.stderr
+    assert bad.returncode == 2 and "give exactly one of --pass-rate (the baseline's expected pass rate) or --pilot FILE" in bad.stderr
 
 
 def test_schema_is_the_trial_record_schema():

@@ -4,6 +4,9 @@
 
     TrialscoreError                 every error trialscore raises on purpose
     ├── EvaluationError             bad input (also a ValueError): the command line exits 2
+    │   ├── InsufficientDataError   valid data too small for a figure (too few items, fewer trials than k):
+    │   │                           a grouping command marks that group "not tested" and goes on
+    │   └── MissingColumnError      an input lacks a column a role or a group key needs
     ├── StoreError                  the run store cannot be read or written: exits 74
     ├── TargetError                 a target call failed: the trial is stored as errored
     │   └── TransientTargetError    ... and may succeed if retried (429, 5xx, timeouts)
@@ -20,6 +23,8 @@ from __future__ import annotations
 __all__ = [
     "EvaluationError",
     "GraderError",
+    "InsufficientDataError",
+    "MissingColumnError",
     "StoreError",
     "TargetError",
     "TransientTargetError",
@@ -43,6 +48,56 @@ class EvaluationError(TrialscoreError, ValueError):
     ...
     trialscore.errors.EvaluationError: k must be >= 1; got k=0
     """
+
+
+class InsufficientDataError(EvaluationError):
+    """Valid data that hold too little for the figure asked: fewer items than a test needs, fewer
+    trials of an item than ``k``, a group whose every trial errored.
+
+    The data are not wrong, so a command that works per group reports such a group as not tested
+    (with this message as the reason) and judges the others.  ``unit`` says what was short
+    (``"items"``, ``"trials"``: the fewest trials of an item, ``"graded trials"``), ``needed`` and
+    ``got`` how many, and ``item`` the id of an item that fell short, where the raiser knows.
+
+    >>> error = InsufficientDataError("need 2 shared items; got 1", unit="items", needed=2, got=1)
+    >>> isinstance(error, EvaluationError), error.unit, error.needed, error.got
+    (True, 'items', 2, 1)
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        unit: str | None = None,
+        needed: int | None = None,
+        got: int | None = None,
+        item: object = None,
+    ) -> None:
+        super().__init__(message)
+        self.unit = unit
+        self.needed = needed
+        self.got = got
+        self.item = item
+
+
+class MissingColumnError(EvaluationError):
+    """An input lacks the column a role (``"item"``, ``"passed"``, ...) or a group key (``"group"``) needs.
+
+    ``column`` is the name looked for (None when no default name of the role was found) and
+    ``available`` the input's columns, so a caller can word the fix with its own options.
+
+    >>> error = MissingColumnError("no column 'target'", column="target", role="group", available=("id",))
+    >>> error.column, error.role, error.available
+    ('target', 'group', ('id',))
+    """
+
+    def __init__(
+        self, message: str, *, column: str | None, role: str, available: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message)
+        self.column = column
+        self.role = role
+        self.available = available
 
 
 class StoreError(TrialscoreError):

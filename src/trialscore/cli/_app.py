@@ -13,6 +13,7 @@ __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_GRADED",
+    "EXIT_NOT_JUDGED",
     "EXIT_STORE_FAILED",
     "app",
     "console",
@@ -24,8 +25,11 @@ __all__ = [
 EXIT_GATE_FAILED = 1
 #: Exit status for bad usage or bad input (a malformed suite, an unknown run id, an unset key variable).
 EXIT_BAD_INPUT = 2
-#: Exit status of a completed run none of whose trials could be graded (every trial errored).
-EXIT_NOTHING_GRADED = 3
+#: Exit status of a gate that could not judge: a run none of whose trials could be graded (every trial
+#: errored), a bar no group had the trials for, a comparison no group of which could be tested.
+EXIT_NOT_JUDGED = 3
+#: The same status, under the name a run that graded nothing gives it.
+EXIT_NOTHING_GRADED = EXIT_NOT_JUDGED
 #: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
 EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).

@@ -8,6 +8,7 @@ else; :func:`read_counts` turns them into per-group counts.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Sequence
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "JSON_VERSION",
     "METRIC_NAMES",
+    "AllowPartialOpt",
     "ByOpt",
     "ErrorPolicyOption",
     "FilesArg",
@@ -47,7 +49,10 @@ __all__ = [
     "group_map",
     "parse_ks",
     "read_counts",
+    "read_together",
     "reading_options",
+    "refuse_partial",
+    "same_suite",
     "split",
     "warn_skipped_rows",
 ]
@@ -93,6 +98,13 @@ LevelOpt = Annotated[float, typer.Option("--level", help="Confidence level of in
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of every random step (bootstrap, permutations).")]
 ResamplesOpt = Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.")]
 TauOpt = Annotated[float, typer.Option("--tau", help="Threshold share tau of g-pass@k_tau.")]
+AllowPartialOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-partial",
+        help="Let the gate judge an input that stopped short of its plan (an interrupted run).",
+    ),
+]
 
 
 @dataclass(frozen=True)
@@ -147,6 +159,14 @@ class ReadOptions:
             "--store",
             help="Run store read for inputs that are run ids ('latest', 'latest~1', or an id from "
             "'trialscore runs').  [default: .trialscore/store.sqlite]",
+        ),
+    ] = None
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            help="Stored runs of this suite only: 'latest' and 'latest~N' count its runs.",
+            show_default=False,
         ),
     ] = None
 
@@ -268,6 +288,8 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
 
 def _warn_skipped(counts: ItemCounts) -> None:
     warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
+    for line in counts.stats.partial:
+        errors.print(f"warning: partial input: {line}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
         errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
@@ -278,26 +300,77 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
     An input that is not an existing path is read from the run store (``--store``) when it
     names a run there (a run id, ``latest``, ``latest~N``): see :mod:`trialscore.runner.history`.
     """
-    from trialscore.results.readers import read_counts as read
+    (counts,) = read_together([files], by, options)
+    return counts
 
-    columns = options.columns()
-    inputs: Sequence[Path | RecordSource] = files
-    if any(isinstance(path, Path) and not path.exists() for path in files):
-        from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path
 
-        inputs = resolve_inputs(files, options.store)
-    counts = read(
-        inputs,
+def read_together(
+    inputs: Sequence[Sequence[Path | RecordSource]],
+    by: Sequence[str],
+    options: ReadOptions,
+    split: Sequence[str] = (),
+) -> list[ItemCounts]:
+    """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
+
+    With no ``by``, every input is grouped by target once any of them holds several targets;
+    with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
+    anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
+    as in :func:`read_counts`.
+    """
+    from trialscore.results.readers import read_counts_together
+
+    resolved: list[Sequence[Path | RecordSource]] = []
+    for files in inputs:
+        if any(isinstance(path, Path) and not path.exists() for path in files):
+            from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path
+
+            files = resolve_inputs(files, options.store, options.suite)
+        resolved.append(files)
+    read = read_counts_together(
+        resolved,
         by=by,
-        columns=columns,
+        columns=options.columns(),
         skip_invalid=options.skip_invalid,
         errors=options.errors.value,
         allow_repeated_trials=options.allow_repeated_trials,
         input_format=options.input_format,
-        group_targets=True,
+        group_targets=not split,
+        split=split,
     )
-    _warn_skipped(counts)
-    return counts
+    for counts in read:
+        _warn_skipped(counts)
+    return read
+
+
+def same_suite(options: ReadOptions, names: Sequence[Path]) -> ReadOptions:
+    """``options`` with ``--suite`` set to the latest run's suite when the inputs are all ``latest`` /
+    ``latest~N`` and the store holds several suites (said in one note), so that they name runs of one suite.
+    """
+    if options.suite is not None:
+        return options
+    from trialscore.runner.history import relative_suite
+
+    suite = relative_suite(names, options.store)
+    if suite is None:
+        return options
+    errors.print(
+        f"note: {', '.join(map(str, names))} are counted among the runs of suite {suite!r}, the latest "
+        "run's (--suite NAME picks another)",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+    return dataclasses.replace(options, suite=suite)
+
+
+def refuse_partial(read: Sequence[ItemCounts], allow: bool, gate: str) -> None:
+    """A gate does not judge an input that stopped short of its plan unless ``--allow-partial``."""
+    partial = [line for counts in read for line in counts.stats.partial]
+    if partial and not allow:
+        raise EvaluationError(
+            f"{gate} refuses a partial input: {'; '.join(partial)}; finish it first (trialscore run "
+            "--resume RUN_ID) or give --allow-partial to judge the trials it holds"
+        )
 
 
 def group_map(counts: ItemCounts) -> dict[tuple[Any, ...], GroupCounts]:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from enum import Enum
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from trialscore.cli._app import EXIT_GATE_FAILED, app, errors
+from trialscore.cli._app import EXIT_GATE_FAILED, EXIT_NOT_JUDGED, app, errors
 from trialscore.cli._gates import step_summary
+from trialscore.cli._groups import Untested, judge_each, plural
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
+    AllowPartialOpt,
     ByOpt,
     FormatOpt,
     OutputFormat,
@@ -22,8 +25,10 @@ from trialscore.cli._options import (
     TauOpt,
     bad_input,
     group_map,
-    read_counts,
+    read_together,
     reading_options,
+    refuse_partial,
+    same_suite,
     split,
 )
 from trialscore.cli._render import Report, Section, render
@@ -152,6 +157,7 @@ def compare(
     fail_on: Annotated[
         GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
     ] = GateOption.none,
+    allow_partial: AllowPartialOpt = False,
     output: FormatOpt = OutputFormat.table,
     read: ReadOptions = ReadOptions(),
 ) -> None:
@@ -160,10 +166,13 @@ def compare(
     Example: trialscore compare main.jsonl pr.jsonl --metric pass@k --k 1 --fail-on regression -f markdown
     """
     files = (str(baseline), str(candidate))
+    gated = fail_on is GateOption.regression
     with bad_input():
         groups_by = split(by)
-        base_counts = read_counts([baseline], groups_by, read)
-        cand_counts = read_counts([candidate], groups_by, read)
+        read = same_suite(read, [baseline, candidate])
+        base_counts, cand_counts = read_together([[baseline], [candidate]], groups_by, read)
+        if gated:
+            refuse_partial([base_counts, cand_counts], allow_partial, "--fail-on regression")
         base_groups, cand_groups = group_map(base_counts), group_map(cand_counts)
         shared = [key for key in base_groups if key in cand_groups]
         if not shared:
@@ -172,20 +181,43 @@ def compare(
                 f"baseline has {sorted(g.label for g in base_groups.values())}, "
                 f"candidate has {sorted(g.label for g in cand_groups.values())}"
             )
-        comparisons = []
-        for key in shared:
-            base, cand = base_groups[key], cand_groups[key]
-            body = _compare_groups(base, cand, metric, k, tau, alpha, permutations, seed, files)
-            comparisons.append({"group": dict(key), "label": base.label, **body})
-    failed = fail_on is GateOption.regression and any(c["verdict"] == "regression" for c in comparisons)
+        judged, untested = judge_each(
+            (
+                base_groups[key].label,
+                dict(key),
+                partial(
+                    _compare_groups,
+                    base_groups[key],
+                    cand_groups[key],
+                    metric,
+                    k,
+                    tau,
+                    alpha,
+                    permutations,
+                    seed,
+                    files,
+                ),
+            )
+            for key in shared
+        )
+        comparisons = [{"group": dict(group), "label": label, **body} for label, group, body in judged]
+    only_in_baseline = [base_groups[key].label for key in base_groups if key not in cand_groups]
+    only_in_candidate = [cand_groups[key].label for key in cand_groups if key not in base_groups]
+    failed = gated and any(c["verdict"] == "regression" for c in comparisons)
     payload: dict[str, Any] = {
         "command": "compare",
         "version": JSON_VERSION,
         "by": groups_by,
         "comparisons": comparisons,
-        "only_in_baseline": [base_groups[key].label for key in base_groups if key not in cand_groups],
-        "only_in_candidate": [cand_groups[key].label for key in cand_groups if key not in base_groups],
-        "gate": {"fail_on": fail_on.value, "failed": failed},
+        "not_tested": [u.to_dict() for u in untested],
+        "only_in_baseline": only_in_baseline,
+        "only_in_candidate": only_in_candidate,
+        "gate": {
+            "fail_on": fail_on.value,
+            "failed": failed,
+            "judged": bool(comparisons),
+            "not_tested": [u.label for u in untested],
+        },
         "rows": {"baseline": base_counts.stats.to_dict(), "candidate": cand_counts.stats.to_dict()},
     }
     header = ["group", "metric", "baseline", "candidate", "delta", "low", "high", "p", "verdict"]
@@ -197,15 +229,23 @@ def compare(
             bounds, p_text = (c["interval"]["low"], c["interval"]["high"]), c["p_value"]
         scores = (c["baseline_score"], c["candidate_score"], c["delta"])
         rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
-    notes = _unpaired_notes(comparisons)
+    rows += [[u.label, *([None] * 7), "not tested"] for u in untested]
+    rows += [[label, *([None] * 7), "only in baseline"] for label in only_in_baseline]
+    rows += [[label, *([None] * 7), "only in candidate"] for label in only_in_candidate]
+    notes = [u.line() for u in untested]
+    notes += _unpaired_notes(comparisons)
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
-    verdicts = ", ".join(sorted({c["verdict"] for c in comparisons}))
+    if only_in_baseline or only_in_candidate:
+        notes.append("groups found in one run only are listed, not compared")
+    verdicts = ", ".join(
+        sorted({c["verdict"] for c in comparisons} | ({"not tested"} if untested else set()))
+    )
     footer = [
         f"baseline {files[0]}: {rows_line(payload['rows']['baseline'])}",
         f"candidate {files[1]}: {rows_line(payload['rows']['candidate'])}",
     ]
-    if fail_on is GateOption.regression:
-        footer.append(f"gate: {'FAILED (significant regression)' if failed else 'passed'}")
+    if gated:
+        footer.append(f"gate: {_gate_line(failed, comparisons, untested)}")
     section = Section(header, rows, title=f"trialscore compare: {verdicts}", notes=notes)
     report = Report(payload, [section], footer=footer)
     render(report, output)
@@ -214,3 +254,20 @@ def compare(
     if failed:
         errors.print("gate failed: significant regression", markup=False, highlight=False)
         raise typer.Exit(EXIT_GATE_FAILED)
+    if gated and not comparisons:
+        errors.print(
+            f"gate could not judge: no group could be tested (exit status {EXIT_NOT_JUDGED})",
+            markup=False,
+            highlight=False,
+        )
+        raise typer.Exit(EXIT_NOT_JUDGED)
+
+
+def _gate_line(failed: bool, comparisons: Sequence[dict[str, Any]], untested: Sequence[Untested]) -> str:
+    """The gate's result, with the groups it judged and those it could not."""
+    if not comparisons:
+        return "COULD NOT JUDGE (no group could be tested)"
+    judged = f"{plural(len(comparisons), 'group')} judged"
+    if untested:
+        judged += f"; not tested: {', '.join(u.label for u in untested)}"
+    return f"{'FAILED (significant regression)' if failed else 'passed'} ({judged})"

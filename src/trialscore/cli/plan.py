@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from trialscore.cli._app import app
+from trialscore.cli._groups import judge_each
 from trialscore.cli._options import (
     JSON_VERSION,
     ByOpt,
@@ -21,7 +23,7 @@ from trialscore.cli._options import (
     split,
 )
 from trialscore.cli._render import Report, Section, render
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 
 __all__ = ["plan"]
 
@@ -66,6 +68,11 @@ def plan(
     with bad_input():
         from trialscore.stats import plan_sample_size
 
+        if (pass_rate is None) == (pilot is None):
+            raise EvaluationError(
+                "give exactly one of --pass-rate (the baseline's expected pass rate) or --pilot FILE "
+                f"(a pilot run); got {'both' if pilot is not None else 'neither'}"
+            )
         if pilot_candidate is not None and pilot is None:
             raise EvaluationError("--pilot-candidate needs --pilot (the baseline's pilot)")
         if pilot is None and (by or pilot_candidate):
@@ -83,10 +90,12 @@ def plan(
                         f"{sorted(g.label for g in cand.values())}"
                     )
                 pilots.append((group.label, group.bank(), None if cand is None else cand[key].bank()))
-        plans = [
+        judged, untested = judge_each(
             (
                 label,
-                plan_sample_size(
+                {"group": label},
+                partial(
+                    plan_sample_size,
                     delta,
                     pass_rate=pass_rate,
                     pilot=bank,
@@ -99,11 +108,17 @@ def plan(
                 ),
             )
             for label, bank, candidate_bank in pilots
-        ]
+        )
+        if not judged:
+            raise InsufficientDataError(
+                "; ".join(u.line().replace("not tested", "no plan") for u in untested)
+            )
+        plans = [(label, result) for label, _, result in judged]
     payload: dict[str, Any] = {"command": "plan", "version": JSON_VERSION, "plan": plans[0][1].to_dict()}
     if pilot is not None:
         payload["by"] = groups_by
         payload["plans"] = [{"label": label, **result.to_dict()} for label, result in plans]
+        payload["not_planned"] = [u.to_dict() for u in untested]
     header = ["group", "items", "trials", "power", "mde", "feasible"]
     rows = [
         [label, result.items, result.trials, result.achieved_power, result.mde, result.feasible]
@@ -118,6 +133,8 @@ def plan(
             f"{prefix}assumptions: {result.source}",
             f"{prefix}variances: {result.variances()}",
         ]
+    rows += [[u.label, None, None, None, None, "no plan"] for u in untested]
+    notes += [u.line().replace("not tested", "no plan") for u in untested]
     first = plans[0][1]
     title = f"plan: detect delta={first.delta:g} at alpha={first.alpha:g}, power={first.target_power:g}"
     render(Report(payload, [Section(header, rows, title=title, notes=notes)]), output)

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import typer
 
 from trialscore.cli._app import app
+from trialscore.cli._groups import plural
 from trialscore.cli._options import JSON_VERSION, FormatOpt, OutputFormat, bad_input
 from trialscore.cli._render import Report, Section, render
 
@@ -37,11 +38,27 @@ def _store(store: Path | None) -> Path:
     return DEFAULT_STORE if store is None else store
 
 
-@runs_app.callback(invoke_without_command=True)
-def runs(ctx: typer.Context, store: StoreOpt = None, output: FormatOpt = OutputFormat.table) -> None:
-    """List the stored runs, oldest first: id, suite, started, targets, cases, trials, errored, pass@1, cost.
+def _trials(stored: int, planned: int | None) -> str:
+    """``54/150`` (stored of planned), or the stored count when the plan is unknown."""
+    return str(stored) if planned is None else f"{stored}/{planned}"
 
-    Example: trialscore runs --format json
+
+@runs_app.callback(invoke_without_command=True)
+def runs(
+    ctx: typer.Context,
+    store: StoreOpt = None,
+    suite: Annotated[
+        str | None, typer.Option("--suite", help="List the runs of this suite only.", show_default=False)
+    ] = None,
+    output: FormatOpt = OutputFormat.table,
+) -> None:
+    """List the stored runs, oldest first: id, suite, status, started, targets, cases, trials stored of
+    planned, errored, pass@1, cost.
+
+    Status: complete, interrupted (resume it with 'trialscore run --resume RUN_ID'), cost-limited (the
+    cost limit kept trials from starting), running.
+
+    Example: trialscore runs --suite demo --format json
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -49,22 +66,26 @@ def runs(ctx: typer.Context, store: StoreOpt = None, output: FormatOpt = OutputF
 
     where = _store(store)
     with bad_input(), open_history(where) as opened:
-        summaries = opened.summaries()
+        summaries = opened.summaries(suite)
+        suites = opened.suites()
     payload = {
         "command": "runs",
         "version": JSON_VERSION,
         "store": str(where),
-        "runs": [summary.to_dict() for summary in summaries],
+        "suite": suite,
+        "runs": [summary.to_dict() | {"partial": summary.partial} for summary in summaries],
     }
-    header = ["run_id", "suite", "started", "targets", "cases", "trials", "errored", "pass@1", "cost_usd"]
+    header = ["run_id", "suite", "status", "started", "targets", "cases", "trials", "errored", "pass@1"]
+    header.append("cost_usd")
     rows = [
         [
             s.run_id,
             s.suite,
+            s.status,
             s.created_at[:19].replace("T", " "),
             ", ".join(s.targets),
             s.cases,
-            s.trials,
+            _trials(s.trials, s.planned),
             s.errored,
             s.pass_at_1,
             s.cost_usd,
@@ -72,7 +93,14 @@ def runs(ctx: typer.Context, store: StoreOpt = None, output: FormatOpt = OutputF
         for s in summaries
     ]
     notes = ["read a run with its id, 'latest' or 'latest~N': trialscore score latest"] if rows else []
-    title = f"{len(rows)} run(s) in {where}"
+    if any(s.partial for s in summaries):
+        notes.append("trials: stored/planned; finish an interrupted run with: trialscore run --resume RUN_ID")
+    if suite is None and len(suites) > 1:
+        notes.append(f"runs of {len(suites)} suites ({', '.join(suites)}): --suite NAME lists one")
+    if suite is not None and not rows:
+        notes.append(f"no run of suite {suite!r}; the store holds runs of: {', '.join(suites) or 'none'}")
+    of = "" if suite is None else f" of suite {suite}"
+    title = f"{plural(len(rows), 'run')}{of} in {where}"
     render(Report(payload, [Section(header, rows, title=title, notes=notes)]), output)
 
 

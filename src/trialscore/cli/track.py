@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from trialscore.cli._app import app
+from trialscore.cli._groups import judge_each, plural
 from trialscore.cli._options import (
     JSON_VERSION,
     FormatOpt,
@@ -17,7 +19,7 @@ from trialscore.cli._options import (
     ReadOptions,
     bad_input,
     parse_ks,
-    read_counts,
+    read_together,
     reading_options,
     split,
 )
@@ -27,22 +29,25 @@ from trialscore.errors import EvaluationError
 if TYPE_CHECKING:
     from trialscore.compat.tracking import CategorySnapshot
     from trialscore.core.bank import Bank
+    from trialscore.results.counts import GroupCounts
     from trialscore.results.readers import RecordSource
 
 __all__ = ["track"]
 
 
-def _inputs(files: Sequence[Path], store: Path | None) -> list[tuple[date | None, Path | RecordSource]]:
+def _inputs(
+    files: Sequence[Path], store: Path | None, suite: str | None
+) -> list[tuple[date | None, Path | RecordSource]]:
     """Each run to track with its date: a file (dated later), or a stored run (dated by its creation).
 
-    No files: every run of the store, oldest first.
+    No files: every run of the store (of ``suite`` only, when given), oldest first.
     """
     from trialscore.runner.history import dated_runs
 
     if not files:
-        return [(date.fromisoformat(when[:10]), source) for when, source in dated_runs(store)]
+        return [(date.fromisoformat(when[:10]), source) for when, source in dated_runs(store, suite=suite)]
     stored = {str(path) for path in files if not path.exists()}
-    found = dict(zip(sorted(stored), dated_runs(store, sorted(stored)), strict=True)) if stored else {}
+    found = dict(zip(sorted(stored), dated_runs(store, sorted(stored), suite), strict=True)) if stored else {}
     out: list[tuple[date | None, Path | RecordSource]] = []
     for path in files:
         if str(path) in found:
@@ -120,29 +125,39 @@ def track(
     with bad_input():
         from trialscore.compat.tracking import track_category, trend_advice
 
-        inputs = _inputs(files or [], read.store)
+        inputs = _inputs(files or [], read.store, read.suite)
+        when = _run_dates(inputs, dates)
+        groups_by = split(by)
+        per_run = read_together([[source] for _, source in inputs], groups_by, read, split=_SPLIT)
         history: dict[str, list[tuple[date, Bank]]] = {}
-        for (_, source), when in zip(inputs, _run_dates(inputs, dates), strict=True):
-            for group in read_counts([source], split(by), read).groups():
-                name = ", ".join("—" if value is None else str(value) for _, value in group.key) or "all"
-                history.setdefault(name, []).append((when, group.bank()))
+        for counts, day in zip(per_run, when, strict=True):
+            for group in counts.groups():
+                if group.items:  # a run whose every trial of the group errored adds no point to its history
+                    history.setdefault(_name(group, groups_by), []).append((day, group.bank()))
         ks = parse_ks(k) or [1]
-        snapshots = [track_category(name, runs, ks=ks, alpha=alpha) for name, runs in sorted(history.items())]
+        judged, untested = judge_each(
+            (name, {"group": name}, partial(_snapshot, track_category, name, runs, ks, alpha))
+            for name, runs in sorted(history.items())
+        )
+        snapshots = [snapshot for _, _, snapshot in judged]
+        split_by = [key for key in per_run[0].by if key not in groups_by] if per_run else []
     advice = [trend_advice(snapshot) for snapshot in snapshots]
     payload = {
         "command": "track",
         "version": JSON_VERSION,
+        "by": [*split_by, *groups_by],
         "categories": [
             snapshot.to_dict() | {"advice": note.to_dict()}
             for snapshot, note in zip(snapshots, advice, strict=True)
         ],
+        "not_tracked": [u.to_dict() for u in untested],
     }
     header = ["task_category", *(f"pass@{value}" for value in ks), "samples", "trend"]
     header += ["slope/run", "p_slope", "change", "p_change", "last_updated"]
     rows = [
         [
             snapshot.task_category,
-            *(snapshot.pass_at_k[value] for value in ks),
+            *(snapshot.pass_at_k.get(value) for value in ks),
             snapshot.samples,
             snapshot.trend,
             *_evidence(snapshot),
@@ -150,6 +165,46 @@ def track(
         ]
         for snapshot in snapshots
     ]
-    title = f"pass@k per {by} over {len(inputs)} run(s)"
-    section = Section(header, rows, title=title, notes=[note.message for note in advice])
+    notes = [note.message for note in advice]
+    notes += [u.line().replace("not tested", "not tracked") for u in untested]
+    short = [s.task_category for s in snapshots if len(s.pass_at_k) < len(ks)]
+    if short:
+        notes.append(
+            "pass@k left blank where a case of the latest run has fewer than k scored trials: "
+            + ", ".join(short)
+        )
+    if split_by:
+        notes.append(
+            f"tracked per {', '.join(split_by)}: the runs hold more than one (--suite NAME picks a suite)"
+        )
+    title = f"pass@k per {by} over {plural(len(inputs), 'run')}"
+    section = Section(header, rows, title=title, notes=notes)
     render(Report(payload, [section]), output)
+
+
+#: Columns a history is split by wherever its runs differ in them: runs of two suites or two targets are
+#: never pooled into one trend.
+_SPLIT = ("suite", "target")
+
+
+def _name(group: GroupCounts, by: Sequence[str]) -> str:
+    """A group's name in the history: its ``--by`` values, after the suite and target that split it."""
+    values = dict(group.key)
+    own = ", ".join("—" if values[key] is None else str(values[key]) for key in by) or "all"
+    split_by = [(key, value) for key, value in group.key if key not in by]
+    if not split_by:
+        return own
+    return ", ".join(f"{key}={'—' if value is None else value}" for key, value in split_by) + f": {own}"
+
+
+def _snapshot(
+    track: Callable[..., CategorySnapshot],
+    name: str,
+    runs: list[tuple[date, Bank]],
+    ks: list[int],
+    alpha: float,
+) -> CategorySnapshot:
+    """A category's record at the ks its latest run has the trials for (other pass@k left blank)."""
+    latest = sorted(runs, key=lambda run: run[0])[-1][1]  # the last of the latest date, as track_category
+    fits = [value for value in ks if value <= latest.min_trials] or [1]
+    return track(name, runs, ks=fits, alpha=alpha)

@@ -104,6 +104,8 @@ def _by_trials(
 
 
 def _pass_at(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
+    if k == 1:  # one draw: c / n, correctly rounded (equal to pass^1 and avg to the last bit)
+        return c / n
     exact = exact_expectation(n, c, k, *credit("pass@k", k, None))
     if exact is not None:
         return exact
@@ -111,6 +113,8 @@ def _pass_at(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
 
 
 def _pass_hat(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
+    if k == 1:
+        return c / n
     exact = exact_expectation(n, c, k, *credit("pass^k", k, None))
     if exact is not None:
         return exact

@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._validate import check_integer, describe
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 
 __all__ = ["Bank", "CategoryBank", "as_bank", "checked_matrix", "is_ragged"]
 
@@ -321,21 +321,32 @@ class Bank:
         >>> Bank.from_counts([5, 3], [1, 1]).check_k(4)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        trialscore.errors.EvaluationError: k must satisfy 1 <= k <= n for every item; got k=4 but item 1 ...
+        trialscore.errors.InsufficientDataError: k must satisfy 1 <= k <= n for every item; got k=4 but ...
         """
         k = check_integer(k, name)
         if k < 1:
             raise EvaluationError(f"{name} must satisfy 1 <= {name} <= n; got {name}={k}")
         too_big = self.n < k
         if too_big.any():
-            item = int(np.flatnonzero(too_big)[0])
+            short = np.flatnonzero(too_big)
+            item = int(short[0])
+            fewest = int(self.n.min())
             if self.trials is not None:
-                raise EvaluationError(
-                    f"{name} must satisfy 1 <= {name} <= n; got {name}={k} with n={self.trials}"
+                raise InsufficientDataError(
+                    f"{name} must satisfy 1 <= {name} <= n; got {name}={k} with n={self.trials}",
+                    unit="trials",
+                    needed=k,
+                    got=fewest,
                 )
-            raise EvaluationError(
+            named = f"item {item}" if self.ids is None else f"item {self.ids[item]!r}"
+            more = f" (and {short.size - 1} more item(s) with n < {k})" if short.size > 1 else ""
+            raise InsufficientDataError(
                 f"{name} must satisfy 1 <= {name} <= n for every item; "
-                f"got {name}={k} but item {item} has n={self.n[item]}"
+                f"got {name}={k} but {named} has n={self.n[item]}{more}",
+                unit="trials",
+                needed=k,
+                got=fewest,
+                item=None if self.ids is None else self.ids[int(np.argmin(self.n))],
             )
         return k
 

@@ -33,7 +33,7 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, MissingColumnError
 from trialscore.results._columns import fetch, floats, integers
 from trialscore.results.columns import ColumnMap
 from trialscore.results.sink import UTF8_BOM
@@ -640,8 +640,8 @@ def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_forma
                 [path], by=by, columns=columns, skip_invalid=skip_invalid, input_format=input_format
             )
             break
-        except EvaluationError as exc:
-            if not str(exc).startswith("--by column") or not by:
+        except MissingColumnError as exc:
+            if exc.role != "group" or not by:
                 raise
     assert counts is not None
     values = {name: counts.group_values[index].tolist() for index, name in enumerate(counts.by)}

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trialscore._record import Record
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, MissingColumnError
 
 __all__ = ["DEFAULT_NAMES", "ColumnMap", "ResolvedColumns"]
 
@@ -114,18 +114,24 @@ class ColumnMap:
         explicit: str | None = getattr(self, role)
         if explicit is not None:
             if explicit not in available:
-                raise EvaluationError(
+                raise MissingColumnError(
                     f"{_FLAGS[role]} {explicit!r} is not a column of the file; "
-                    f"the file has columns {', '.join(available)}"
+                    f"the file has columns {', '.join(available)}",
+                    column=explicit,
+                    role=role,
+                    available=tuple(available),
                 )
             return explicit
         for name in DEFAULT_NAMES[role]:
             if name in available:
                 return name
         if required:
-            raise EvaluationError(
+            raise MissingColumnError(
                 f"no {role} column: expected one of {', '.join(DEFAULT_NAMES[role])} "
-                f"(or {_FLAGS[role]} NAME); the file has columns {', '.join(available)}"
+                f"(or {_FLAGS[role]} NAME); the file has columns {', '.join(available)}",
+                column=None,
+                role=role,
+                available=tuple(available),
             )
         return None
 
@@ -137,9 +143,12 @@ class ColumnMap:
         trial = self._find("trial", available, required=False)
         missing = [name for name in by if name not in available]
         if missing:
-            raise EvaluationError(
+            raise MissingColumnError(
                 f"--by column {missing[0]!r} is not a column of the file; "
-                f"the file has columns {', '.join(available)}"
+                f"the file has columns {', '.join(available)}",
+                column=missing[0],
+                role="group",
+                available=tuple(available),
             )
         if item in by:
             raise EvaluationError(f"--by {item!r} is the item column; group by other columns")

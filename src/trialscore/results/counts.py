@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialscore.core.bank import Bank
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 
 __all__ = ["ErrorPolicy", "GroupCounts", "ItemCounts", "ReadStats", "check_error_policy"]
 
@@ -64,7 +64,9 @@ class ReadStats:
     ``first_skipped`` says where the first skipped row was and why (for a JSON
     Lines file with lines that do not parse, the first such line).  ``notes`` are
     lines a reader has to say about input that is, by its tool's rules, not a
-    trial at all (an instance a run never submitted), with how many there were.
+    trial at all (an instance a run never submitted), with how many there were.  ``partial``
+    holds one line per input that stopped short of its plan by accident (an interrupted run, a log
+    of a cancelled eval): its figures describe the trials it holds, and a gate refuses it unasked.
 
     >>> ReadStats(rows_read=10, rows_skipped=1, rows_errored=2).rows_used
     7
@@ -79,6 +81,7 @@ class ReadStats:
     first_skipped: str | None = None
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    partial: tuple[str, ...] = ()
 
     @property
     def rows_used(self) -> int:
@@ -95,6 +98,7 @@ class ReadStats:
             first_skipped=self.first_skipped or other.first_skipped,
             sources=self.sources + other.sources,
             notes=self.notes + other.notes,
+            partial=self.partial + other.partial,
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -108,6 +112,7 @@ class ReadStats:
             "first_skipped": self.first_skipped,
             "sources": list(self.sources),
             "notes": list(self.notes),
+            "partial": list(self.partial),
         }
 
 
@@ -176,9 +181,12 @@ class GroupCounts:
         n = self.n
         keep = n > 0
         if not keep.any():
-            raise EvaluationError(
+            raise InsufficientDataError(
                 f"group {self.label} has no graded trial: all {self.errored_trials} trials errored "
-                "(count errored trials as failures with errors='fail')"
+                "(count errored trials as failures with errors='fail')",
+                unit="graded trials",
+                needed=1,
+                got=0,
             )
         return Bank.from_counts(n[keep], self.c[keep], ids=self.item[keep].tolist())
 

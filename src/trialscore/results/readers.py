@@ -53,7 +53,7 @@ from trialscore.results.tally import LongTable, text_value
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
 
-__all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts"]
+__all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts", "read_counts_together"]
 
 _RECORD_GROUPS = ("run_id", "suite", "target", "category")
 #: The group key of models / agents.
@@ -69,11 +69,15 @@ class RecordSource:
     They are read as the runner's ``trials.jsonl`` would be: every scalar field of
     :class:`~trialscore.results.records.TrialRecord` is a column, found by the same
     column roles and options; ``label`` is the ``file`` group key and names the rows
-    in errors (``run 20250101-120000-a1b2c3 case q1 trial 0``).
+    in errors (``run 20250101-120000-a1b2c3 case q1 trial 0``).  ``notice`` is a line to say
+    whenever the run is read (it is interrupted, or cost-limited), and ``partial`` whether it
+    stopped short of its plan by accident (the line then lands in ``ReadStats.partial``).
     """
 
     label: str
     records: Sequence[TrialRecord]
+    notice: str | None = None
+    partial: bool = False
 
     def table(self) -> LongTable:
         """The records as long trial rows (text columns, as the JSON Lines reader makes them)."""
@@ -116,27 +120,103 @@ def read_counts(
     ItemCounts
         Per-(group, item) counts and the :class:`~trialscore.results.counts.ReadStats`.
     """
+    (counts,) = read_counts_together(
+        [paths],
+        by,
+        columns,
+        skip_invalid,
+        errors,
+        allow_repeated_trials,
+        input_format,
+        group_targets,
+    )
+    return counts
+
+
+def read_counts_together(
+    inputs: Sequence[Iterable[str | Path | RecordSource]],
+    by: Sequence[str] = (),
+    columns: ColumnMap | None = None,
+    skip_invalid: bool = False,
+    errors: ErrorPolicy = "exclude",
+    allow_repeated_trials: bool = False,
+    input_format: str | None = None,
+    group_targets: bool = False,
+    split: Sequence[str] = (),
+) -> list[ItemCounts]:
+    """Several inputs read apart (one :class:`ItemCounts` each) with one grouping decision for all.
+
+    Parameters are those of :func:`read_counts`; ``inputs`` holds the paths of each input (a
+    baseline and a candidate, or the runs of a history).  With ``group_targets``, every input is
+    grouped by target as soon as any of them holds more than one target, so that a baseline of
+    targets ``a`` and ``b`` meets a candidate of ``a`` alone as ``target=a`` on both sides; when
+    each holds one target (two models compared), none is grouped.  ``split`` names optional
+    columns (``suite``, ``target``) that become group keys, before ``by``, when the inputs
+    together hold more than one value of them (runs of two suites are never pooled in a history).
+
+    >>> import tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "base.csv").write_text("case_id,target,passed\\nq1,a,1\\nq1,b,0\\n")
+    >>> _ = (folder / "cand.csv").write_text("case_id,target,passed\\nq1,a,1\\n")
+    >>> base, cand = read_counts_together([[folder / "base.csv"], [folder / "cand.csv"]], group_targets=True)
+    >>> [g.label for g in base.groups()], [g.label for g in cand.groups()]
+    (['target=a', 'target=b'], ['target=a'])
+    """
     policy = check_error_policy(errors)
     auto = group_targets and not by and not allow_repeated_trials
-    keys = (_TARGET,) if auto else tuple(by)
-    with TrialSink(keys, columns, skip_invalid, optional_groups=keys if auto else ()) as sink:
-        for path in paths:
-            if isinstance(path, RecordSource):
-                if not path.records:
-                    raise EvaluationError(f"{path.label}: holds no trials")
-                sink.scan_table(path.label, path.table())
-            else:
-                read_input(Path(path), sink, input_format)
-        counts = sink.counts(policy, allow_repeated_trials)
+    extra = tuple(name for name in split if name not in by)
+    keys = (_TARGET,) if auto else (*extra, *by)
+    optional = keys if auto else extra
+    read = []
+    for paths in inputs:
+        with TrialSink(keys, columns, skip_invalid, optional_groups=optional) as sink:
+            for path in paths:
+                if isinstance(path, RecordSource):
+                    if not path.records:
+                        raise EvaluationError(f"{path.label}: holds no trials")
+                    sink.scan_table(path.label, path.table())
+                    if path.notice is not None:
+                        (sink.partial if path.partial else sink.note)(path.notice)
+                else:
+                    read_input(Path(path), sink, input_format)
+            read.append(sink.counts(policy, allow_repeated_trials))
+    if extra:
+        return _split_where_they_differ(read, extra)
     if not auto:
-        return counts
-    targets = len(set(counts.group_values[0].tolist()))
-    if targets <= 1:
-        return dataclasses.replace(counts, by=(), group_values=())
-    note = f"grouped by target: the inputs hold {targets} targets (--by chooses the groups)"
-    return dataclasses.replace(
-        counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
-    )
+        return read
+    targets = [len(set(counts.group_values[0].tolist())) for counts in read]
+    if max(targets, default=0) <= 1:
+        return [dataclasses.replace(counts, by=(), group_values=()) for counts in read]
+    out = []
+    for counts, found in zip(read, targets, strict=True):
+        held = f"the inputs hold {found} targets" if found > 1 else "another input holds several targets"
+        note = f"grouped by target: {held} (--by chooses the groups)"
+        out.append(
+            dataclasses.replace(
+                counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
+            )
+        )
+    return out
+
+
+def _split_where_they_differ(read: list[ItemCounts], optional: Sequence[str]) -> list[ItemCounts]:
+    """Drop each optional leading group key that holds one value over all inputs (rows stay sorted)."""
+    keep = [
+        index
+        for index, name in enumerate(read[0].by)
+        if name not in optional
+        or len({v for counts in read for v in counts.group_values[index].tolist()}) > 1
+    ]
+    if len(keep) == len(read[0].by):
+        return read
+    return [
+        dataclasses.replace(
+            counts,
+            by=tuple(counts.by[i] for i in keep),
+            group_values=tuple(counts.group_values[i] for i in keep),
+        )
+        for counts in read
+    ]
 
 
 def count_records(

@@ -193,6 +193,10 @@ class TrialSink:
         """Say something about input that is not a trial by its tool's rules (kept in ``stats.notes``)."""
         self.stats = dataclasses.replace(self.stats, notes=(*self.stats.notes, message))
 
+    def partial(self, message: str) -> None:
+        """Say that an input stopped short of its plan by accident (kept in ``stats.partial``)."""
+        self.stats = dataclasses.replace(self.stats, partial=(*self.stats.partial, message))
+
     def name_first_skipped(self, earlier: str | None, message: str) -> None:
         """Make ``message`` the first skipped row, unless ``earlier`` (one before this input) is."""
         self.stats = dataclasses.replace(self.stats, first_skipped=earlier or message)

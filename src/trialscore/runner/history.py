@@ -29,36 +29,45 @@ from pathlib import Path
 
 from trialscore.errors import EvaluationError
 from trialscore.results.readers import RecordSource
-from trialscore.runner.store import DEFAULT_STORE, TrialStore, open_history
+from trialscore.runner.store import DEFAULT_STORE, LATEST, TrialStore, open_history
 
-__all__ = ["dated_runs", "read_run", "resolve_inputs"]
+__all__ = ["dated_runs", "read_run", "relative_suite", "resolve_inputs"]
 
 
-def _not_found(name: str, store: Path, known: Sequence[str]) -> EvaluationError:
+def _not_found(name: str, store: Path, known: Sequence[str], suite: str | None = None) -> EvaluationError:
+    of = "" if suite is None else f" of suite {suite!r}"
     if known:
         latest = ", ".join(reversed(known[-5:]))
-        runs = f"{len(known)} run(s), latest first: {latest}"
+        runs = f"{len(known)} run(s){of}, latest first: {latest}"
     else:
-        runs = "the store has no run"
+        runs = f"the store has no run{of}"
     return EvaluationError(
         f"{name}: no such file or folder, and no such run in store {str(store)!r} "
         f"(tried: the path {name!r}; a run id, 'latest' or 'latest~N' among {runs})"
     )
 
 
-def read_run(store: TrialStore, name: str) -> RecordSource:
-    """The trials of the run ``name`` means (a run id, ``latest``, ``latest~N``) in an open store."""
-    run_id = store.resolve(name)
+def read_run(store: TrialStore, name: str, suite: str | None = None) -> RecordSource:
+    """The trials of the run ``name`` means (a run id, ``latest``, ``latest~N``) in an open store.
+
+    With ``suite``, ``latest`` and ``latest~N`` count that suite's runs only.  A run that is not
+    complete carries the line that says so (``notice``); an interrupted or running one is ``partial``.
+    """
+    run_id = store.resolve(name, suite)
     if run_id is None:
-        raise _not_found(name, store.path, store.run_ids())
+        raise _not_found(name, store.path, store.run_ids(suite), suite)
     records = store.records(run_id)
     if not records:
         raise EvaluationError(f"run {run_id!r} in store {str(store.path)!r} holds no trials yet")
-    return RecordSource(f"run {run_id}", records)
+    state = store.state(run_id)
+    return RecordSource(f"run {run_id}", records, notice=state.line(), partial=state.partial)
 
 
-def dated_runs(store: Path | None, names: Sequence[str] | None = None) -> list[tuple[str, RecordSource]]:
-    """``(created_at, trials)`` of the runs ``names`` means, or of every stored run (oldest first).
+def dated_runs(
+    store: Path | None, names: Sequence[str] | None = None, suite: str | None = None
+) -> list[tuple[str, RecordSource]]:
+    """``(created_at, trials)`` of the runs ``names`` means, or of every stored run (oldest first);
+    with ``suite``, of that suite's runs only.
 
     Runs with no trial yet are left out of the whole history (they have nothing to track).
     """
@@ -66,24 +75,44 @@ def dated_runs(store: Path | None, names: Sequence[str] | None = None) -> list[t
     out = []
     with open_history(where) as opened:
         if names is None:
-            wanted = [run_id for run_id in opened.run_ids() if opened.count(run_id)]
+            wanted = [run_id for run_id in opened.run_ids(suite) if opened.count(run_id)]
             if not wanted:
-                raise EvaluationError(f"store {str(where)!r} holds no run with trials yet")
+                of = "" if suite is None else f" of suite {suite!r} (it has runs of {opened.suites()})"
+                raise EvaluationError(f"store {str(where)!r} holds no run{of} with trials yet")
         else:
             wanted = [name for name in names]
         for name in wanted:
-            source = read_run(opened, name)
+            source = read_run(opened, name, suite)
             out.append((opened.run(source.label.removeprefix("run ")).created_at, source))
     return out
 
 
+def relative_suite(names: Sequence[Path], store: Path | None = None) -> str | None:
+    """The suite ``latest`` and ``latest~N`` should count in, when every stored name among ``names``
+    is such a relative name and the store holds runs of several suites: the suite of the latest run.
+
+    So ``compare latest~1 latest`` compares the newest run with the one before it *of the same
+    suite*.  None when a name is a path or a run id, or the store holds one suite (or none).
+    """
+    where = DEFAULT_STORE if store is None else store
+    stored = [str(name) for name in names if not name.exists()]
+    if not stored or not all(LATEST.fullmatch(name) for name in stored) or not where.is_file():
+        return None
+    with open_history(where) as opened:
+        if len(opened.suites()) < 2:
+            return None
+        latest = opened.resolve("latest")
+        return None if latest is None else opened.run(latest).suite
+
+
 def resolve_inputs(
-    paths: Sequence[Path | RecordSource], store: Path | None = None
+    paths: Sequence[Path | RecordSource], store: Path | None = None, suite: str | None = None
 ) -> list[Path | RecordSource]:
     """Each input as given when it exists on disk, else as the stored run it names.
 
     ``store`` defaults to :data:`~trialscore.runner.store.DEFAULT_STORE`; it is opened only
-    when some input is not a path, and never created.
+    when some input is not a path, and never created.  With ``suite``, ``latest`` and
+    ``latest~N`` count that suite's runs only.
     """
     where = DEFAULT_STORE if store is None else store
     missing = [path for path in paths if isinstance(path, Path) and not path.exists()]
@@ -99,5 +128,5 @@ def resolve_inputs(
     with open_history(where) as opened:
         for path in paths:
             stored = isinstance(path, Path) and not path.exists()
-            out.append(read_run(opened, str(path)) if stored else path)
+            out.append(read_run(opened, str(path), suite) if stored else path)
     return out

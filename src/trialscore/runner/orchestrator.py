@@ -853,8 +853,14 @@ async def _session(
             execution.backend = open_backend(options.distributed, execution, info, concurrency)
         if create:  # the targets and graders are built: only now is the run recorded
             store.create_run(info)
-        with RunProgress(execution.counters, console, enabled=options.progress) as progress:
-            completed = await execution.run(progress, options.signals)
+        store.start_session(info.run_id, execution.planned)
+        completed = False
+        try:
+            with RunProgress(execution.counters, console, enabled=options.progress) as progress:
+                completed = await execution.run(progress, options.signals)
+        finally:
+            with contextlib.suppress(StoreError):  # a store that failed keeps "running": read as interrupted
+                store.finish_session(info.run_id, _end_status(execution, completed))
     finally:
         for target in targets.values():
             await target.aclose()
@@ -881,6 +887,14 @@ async def _session(
     if not completed:
         return report
     return replace(report, cases=tuple(_aggregated(execution)), records=tuple(execution.records))
+
+
+def _end_status(execution: _Execution, completed: bool) -> str:
+    """How a session ended: ``complete``, ``cost-limited`` (the limit kept trials from starting) or
+    ``interrupted``."""
+    if not completed:
+        return "interrupted"
+    return "cost-limited" if execution.cost_limited or execution.counters.skipped else "complete"
 
 
 def build_targets(suite: Suite, evaluated: Sequence[str], concurrency: int, into: dict[str, Target]) -> None:

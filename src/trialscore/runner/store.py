@@ -22,7 +22,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import re
+import socket
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,7 +38,11 @@ from trialscore.results.records import TrialRecord
 
 __all__ = [
     "DEFAULT_STORE",
+    "LATEST",
+    "PARTIAL",
+    "RUN_STATUSES",
     "RunInfo",
+    "RunState",
     "RunSummary",
     "StoreError",
     "TrialRow",
@@ -48,7 +54,7 @@ __all__ = [
 DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
 
 #: ``latest`` (the newest run) or ``latest~N`` (N runs before it), as git names commits.
-_LATEST = re.compile(r"latest(?:~(\d+))?")
+LATEST = re.compile(r"latest(?:~(\d+))?")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -73,6 +79,24 @@ CREATE TABLE IF NOT EXISTS trials (
     UNIQUE (run_id, target, case_id, trial)
 );
 """
+
+#: Columns of the runs table added after its first version: (name, SQL type), added to older stores.
+_LATER_COLUMNS = (
+    ("suite_text", "TEXT"),
+    ("status", "TEXT"),
+    ("planned", "INTEGER"),
+    ("pid", "INTEGER"),
+    ("host", "TEXT"),
+    ("finished_at", "TEXT"),
+)
+
+#: A run's status: ``running`` while a session runs it (``interrupted`` once that process is gone),
+#: ``interrupted`` (stopped before its last trial: resume it), ``cost-limited`` (it ended with trials the
+#: cost limit kept from starting), ``complete``; ``unknown`` for a run stored before statuses were kept.
+RUN_STATUSES = ("running", "interrupted", "cost-limited", "complete", "unknown")
+
+#: Statuses of a run whose trials stop short of its plan by accident, not by design (a gate refuses them).
+PARTIAL = frozenset({"running", "interrupted"})
 
 #: One row of the trials table: (run_id, target, case_id, trial, verdict, cost_usd, output, record JSON).
 TrialRow = tuple[str, str, str, int, str, "float | None", "str | None", str]
@@ -118,6 +142,63 @@ class RunSummary(Record):
     pass_at_1: float | None
     pass_at_1_by_target: dict[str, float | None]
     cost_usd: float | None
+    status: str = "unknown"
+    planned: int | None = None
+
+    @property
+    def partial(self) -> bool:
+        """Whether the run stopped short of its plan by accident (interrupted, or still running)."""
+        return self.status in PARTIAL
+
+
+@dataclass(frozen=True)
+class RunState(Record):
+    """Where a run stands: its status (one of :data:`RUN_STATUSES`), trials planned and stored.
+
+    >>> RunState("r1", "interrupted", 150, 54).line()
+    'run r1 is interrupted: 54 of 150 planned trials stored'
+    >>> RunState("r2", "complete", 150, 150).partial, RunState("r2", "complete", 150, 150).line()
+    (False, None)
+    """
+
+    run_id: str
+    status: str
+    planned: int | None
+    stored: int
+
+    @property
+    def partial(self) -> bool:
+        """Whether the run stopped short of its plan by accident (interrupted, or still running)."""
+        return self.status in PARTIAL
+
+    def line(self) -> str | None:
+        """One line for a reader of this run when it is not complete (None when it is, or is unknown)."""
+        if self.status in ("complete", "unknown"):
+            return None
+        planned = "" if self.planned is None else f" of {self.planned} planned"
+        return f"run {self.run_id} is {self.status}: {self.stored}{planned} trials stored"
+
+
+def _alive(pid: int | None, host: str | None) -> bool:
+    """Whether the process ``pid`` on ``host`` may still be running (True when it cannot be told)."""
+    if pid is None or host != socket.gethostname():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _status(stored: str | None, pid: int | None, host: str | None) -> str:
+    """The status to show: a ``running`` run whose process is gone was interrupted (killed)."""
+    if stored is None:
+        return "unknown"
+    if stored == "running" and not _alive(pid, host):
+        return "interrupted"
+    return stored
 
 
 def _pass_rate(rates: list[float]) -> float | None:
@@ -150,8 +231,9 @@ class TrialStore:
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
-            if "suite_text" not in columns:  # a store made before runs kept their suite
-                self._db.execute("ALTER TABLE runs ADD COLUMN suite_text TEXT")
+            for name, kind in _LATER_COLUMNS:  # a store made before runs kept these
+                if name not in columns:
+                    self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"store {str(self.path)!r}: cannot open the SQLite run store: {exc}") from exc
 
@@ -198,7 +280,7 @@ class TrialStore:
 
     def run(self, run_id: str) -> RunInfo:
         """The stored run ``run_id``; an unknown id is an error that lists the latest runs."""
-        with self._reading("read run"):
+        with self._sql("read run"):
             row = self._db.execute(
                 "SELECT run_id, suite, suite_path, suite_digest, settings, out_dir, created_at, suite_text "
                 "FROM runs WHERE run_id = ?",
@@ -213,6 +295,38 @@ class TrialStore:
                 f"run_id {run_id!r} is not in store {str(self.path)!r} (latest runs: {known})"
             )
         return RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7])
+
+    def start_session(self, run_id: str, planned: int) -> None:
+        """Mark ``run_id`` as running in this process, with the trials it plans in all."""
+        with self._sql(f"mark run {run_id!r} as running"):
+            self._db.execute(
+                "UPDATE runs SET status = 'running', planned = ?, pid = ?, host = ? WHERE run_id = ?",
+                (planned, os.getpid(), socket.gethostname(), run_id),
+            )
+
+    def finish_session(self, run_id: str, status: str) -> None:
+        """Record how this process's session of ``run_id`` ended (a status of :data:`RUN_STATUSES`)."""
+        if status not in RUN_STATUSES:
+            raise EvaluationError(f"status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
+        with self._sql(f"mark run {run_id!r} as {status}"):
+            self._db.execute(
+                "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
+                (status, datetime.now(timezone.utc).isoformat(), run_id),
+            )
+
+    def state(self, run_id: str) -> RunState:
+        """Where ``run_id`` stands: its status, trials planned and stored."""
+        with self._sql("read the run's status"):
+            row = self._db.execute(
+                "SELECT status, planned, pid, host FROM runs WHERE run_id = ?", (run_id,)
+            ).fetchone()
+        if row is None:
+            raise EvaluationError(f"run_id {run_id!r} is not in store {str(self.path)!r}")
+        return RunState(run_id, _status(row[0], row[2], row[3]), row[1], self.count(run_id))
+
+    def suite_of(self, run_id: str) -> str:
+        """The name of the suite ``run_id`` ran."""
+        return self.run(run_id).suite
 
     def insert(self, rows: Iterable[TrialRow]) -> None:
         """Insert finished trials and commit them in one transaction.
@@ -237,14 +351,14 @@ class TrialStore:
 
     def count(self, run_id: str) -> int:
         """How many trials of ``run_id`` are stored."""
-        with self._reading("count trials"):
+        with self._sql("count trials"):
             return int(
                 self._db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[0]
             )
 
     def records(self, run_id: str) -> list[TrialRecord]:
         """Every stored trial of ``run_id``, ordered by target, case and trial."""
-        with self._reading("read trials"):
+        with self._sql("read trials"):
             rows = self._db.execute(
                 "SELECT record, output FROM trials WHERE run_id = ? ORDER BY target, case_id, trial",
                 (run_id,),
@@ -254,13 +368,27 @@ class TrialStore:
             for line, output in rows
         ]
 
-    def run_ids(self) -> list[str]:
-        """Every stored run id, oldest first (by ``created_at``, then by when it was stored)."""
-        with self._reading("list runs"):
-            return [row[0] for row in self._db.execute("SELECT run_id FROM runs ORDER BY created_at, rowid")]
+    def run_ids(self, suite: str | None = None) -> list[str]:
+        """Every stored run id (of ``suite`` only, when given), oldest first (by ``created_at``, then by
+        when it was stored)."""
+        where, args = ("WHERE suite = ? ", (suite,)) if suite is not None else ("", ())
+        with self._sql("list runs"):
+            return [
+                row[0]
+                for row in self._db.execute(
+                    f"SELECT run_id FROM runs {where}ORDER BY created_at, rowid", args
+                )
+            ]
 
-    def resolve(self, name: str) -> str | None:
+    def suites(self) -> list[str]:
+        """The names of the suites the store holds runs of, sorted."""
+        with self._sql("list suites"):
+            return [row[0] for row in self._db.execute("SELECT DISTINCT suite FROM runs ORDER BY suite")]
+
+    def resolve(self, name: str, suite: str | None = None) -> str | None:
         """The run id ``name`` means: a stored run id, ``latest`` or ``latest~N``; None when none.
+
+        With ``suite``, ``latest`` and ``latest~N`` count the runs of that suite only.
 
         >>> import tempfile
         >>> store = TrialStore(Path(tempfile.mkdtemp()) / "runs.sqlite")
@@ -270,20 +398,23 @@ class TrialStore:
         ('b', 'a', 'a', None)
         >>> store.close()
         """
-        ids = self.run_ids()
-        if name in ids:
+        if name in self.run_ids():
             return name
-        match = _LATEST.fullmatch(name)
+        ids = self.run_ids(suite)
+        match = LATEST.fullmatch(name)
         if match is None:
             return None
         back = int(match.group(1) or 0)
         return ids[-1 - back] if back < len(ids) else None
 
-    def summaries(self) -> list[RunSummary]:
-        """One :class:`RunSummary` per stored run, oldest first."""
-        with self._reading("summarise runs"):
+    def summaries(self, suite: str | None = None) -> list[RunSummary]:
+        """One :class:`RunSummary` per stored run (of ``suite`` only, when given), oldest first."""
+        where, args = ("WHERE suite = ? ", (suite,)) if suite is not None else ("", ())
+        with self._sql("summarise runs"):
             runs = self._db.execute(
-                "SELECT run_id, suite, created_at, settings FROM runs ORDER BY created_at, rowid"
+                "SELECT run_id, suite, created_at, settings, status, planned, pid, host "
+                f"FROM runs {where}ORDER BY created_at, rowid",
+                args,
             ).fetchall()
             cells = self._db.execute(
                 "SELECT run_id, target, case_id, COUNT(*), SUM(verdict = 'error'), "
@@ -294,7 +425,7 @@ class TrialStore:
         for cell in cells:
             by_run.setdefault(cell[0], []).append(cell)
         out = []
-        for run_id, suite, created_at, settings in runs:
+        for run_id, suite_name, created_at, settings, status, planned_trials, pid, host in runs:
             rows = by_run.get(run_id, [])
             planned = json.loads(settings).get("targets") or []
             targets = tuple(dict.fromkeys([*planned, *(row[1] for row in rows)]))
@@ -306,7 +437,7 @@ class TrialStore:
             out.append(
                 RunSummary(
                     run_id=run_id,
-                    suite=suite,
+                    suite=suite_name,
                     created_at=created_at,
                     targets=targets,
                     cases=len({row[2] for row in rows}),
@@ -315,12 +446,14 @@ class TrialStore:
                     pass_at_1=_pass_rate([rate for values in rates.values() for rate in values]),
                     pass_at_1_by_target={name: _pass_rate(values) for name, values in rates.items()},
                     cost_usd=math.fsum(known) if known else None,
+                    status=_status(status, pid, host),
+                    planned=planned_trials,
                 )
             )
         return out
 
     @contextlib.contextmanager
-    def _reading(self, what: str) -> Iterator[None]:
+    def _sql(self, what: str) -> Iterator[None]:
         try:
             yield
         except sqlite3.Error as exc:

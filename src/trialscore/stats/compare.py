@@ -99,7 +99,7 @@ from trialscore._validate import check_integer, check_probability, check_values
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
 from trialscore.core.estimators import avg, bayes, estimator_by_name, item_scores
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
 from trialscore.stats._noise import trial_noise_variances
 from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
@@ -384,9 +384,12 @@ def compare_paired(
         paired_a, paired_b = values_a[rows_a], values_b[rows_b]
         noise_a, noise_b = noise_a[rows_a], noise_b[rows_b]
     if paired_a.size < 2:
-        raise EvaluationError(
+        raise InsufficientDataError(
             f"baseline and candidate must share at least 2 items for a paired comparison; "
-            f"got {paired_a.size} (use compare_unpaired for different item sets)"
+            f"got {paired_a.size} (use compare_unpaired for different item sets)",
+            unit="items",
+            needed=2,
+            got=int(paired_a.size),
         )
     differences = paired_b - paired_a
     items = int(differences.size)
@@ -460,8 +463,11 @@ def compare_unpaired(
     _, values_b, _ = _run_items(candidate, None, metric, k, tau, "candidate")
     for name, values in (("baseline", values_a), ("candidate", values_b)):
         if values.size < 2:
-            raise EvaluationError(
-                f"{name} must hold at least 2 items for an unpaired comparison; got {values.size}"
+            raise InsufficientDataError(
+                f"{name} must hold at least 2 items for an unpaired comparison; got {values.size}",
+                unit="items",
+                needed=2,
+                got=int(values.size),
             )
     share_a = float(values_a.var(ddof=1)) / values_a.size
     share_b = float(values_b.var(ddof=1)) / values_b.size
@@ -651,7 +657,12 @@ def compare_clustered(
             f"clusters must give every compared item a cluster; got none for {missing[0]!r}"
         )
     if len(shared) < 2:
-        raise EvaluationError(f"baseline and candidate must share at least 2 items; got {len(shared)}")
+        raise InsufficientDataError(
+            f"baseline and candidate must share at least 2 items; got {len(shared)}",
+            unit="items",
+            needed=2,
+            got=len(shared),
+        )
     position_a = {key: index for index, key in enumerate(keys_a)}
     rows_a = [position_a[key] for key in shared]
     rows_b = [position_b[key] for key in shared]

@@ -75,7 +75,7 @@ from numpy.typing import ArrayLike
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.core.bank import Bank, checked_matrix, is_ragged
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
 from trialscore.stats.variance import item_moments
 
@@ -362,6 +362,13 @@ def _from_pilot(
     pilot: ArrayLike | Bank, candidate: ArrayLike | Bank | None, delta: float, between: float | None
 ) -> _Components:
     means, within, trials = item_moments(pilot)
+    if means.size < 2:
+        raise InsufficientDataError(
+            f"pilot must hold at least 2 items to estimate the between-item variance; got {means.size}",
+            unit="pilot items",
+            needed=2,
+            got=int(means.size),
+        )
     tau = _rate_spread(means, within, trials)
     sigma = float(within.mean())
     default_trials = round(float(trials.mean()))
