@@ -414,12 +414,15 @@ def test_group_targets_keeps_an_input_without_targets_apart(tmp_path: Path) -> N
     assert [g.label for g in counts.groups()] == ["target=m1", "target=—"]  # "—": no target named
 
 
-def test_group_targets_yields_to_explicit_grouping_and_pooling(tmp_path: Path) -> None:
+def test_group_targets_joins_explicit_grouping_and_yields_to_pooling(tmp_path: Path) -> None:
     path = _trials_file(tmp_path / "two.jsonl", ["m1", "m2"])
-    with pytest.raises(
-        EvaluationError, match="--by target"
-    ):  # --by file was asked for: no target groups added
-        read_counts([path], by=["file"], group_targets=True)
+    by_file = read_counts([path], by=["file"], group_targets=True)  # per file, and per target within it
+    assert by_file.by == ("target", "file") and [g.label for g in by_file.groups()] == [
+        f"target=m1, file={path}",
+        f"target=m2, file={path}",
+    ]
+    with pytest.raises(EvaluationError, match="--by target"):
+        read_counts([path], by=["file"])  # the library adds no target groups unasked
     pooled = read_counts([path], group_targets=True, allow_repeated_trials=True)
     assert pooled.by == () and pooled.graded.tolist() == [4, 4, 4]
     with pytest.raises(EvaluationError, match="--by target"):

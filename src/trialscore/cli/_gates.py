@@ -60,9 +60,15 @@ class RunChecks:
         junit: Path | None,
         annotations: AnnotationsOption,
         store: Path | None,
+        suite: str | None = None,
+        allow_partial: bool = False,
     ) -> RunChecks:
-        """Parse the bars and read the baseline run now, so bad input stops the run before any trial."""
-        from trialscore.cli._options import ReadOptions, read_counts
+        """Parse the bars and read the baseline run now, so bad input stops the run before any trial.
+
+        ``latest`` and ``latest~N`` as the baseline count the runs of ``suite`` (the suite about to
+        run); a baseline that stopped short of its plan is refused unless ``allow_partial``.
+        """
+        from trialscore.cli._options import ReadOptions, read_counts, refuse_partial
         from trialscore.runner.gates import parse_threshold
 
         if rule not in ("point", "confident"):
@@ -75,7 +81,8 @@ class RunChecks:
             )
         base = None
         if baseline is not None:
-            base = read_counts([Path(baseline)], ["target"], ReadOptions(store=store))
+            base = read_counts([Path(baseline)], ["target"], ReadOptions(store=store, suite=suite))
+            refuse_partial([base], allow_partial, "--baseline")
         return cls(
             thresholds=tuple(parse_threshold(text) for text in fail_under),
             rule=rule,  # type: ignore[arg-type]
@@ -117,14 +124,20 @@ class RunVerdict:
 
     @property
     def failed(self) -> bool:
-        """Whether any gate failed."""
-        return any(not gate.passed for gate in self.gates)
+        """Whether any gate that could be judged failed."""
+        return any(gate.judged and not gate.passed for gate in self.gates)
+
+    @property
+    def unjudged(self) -> tuple[GateResult, ...]:
+        """The gates the data could not decide (the run exits 3 when nothing failed)."""
+        return tuple(gate for gate in self.gates if not gate.judged)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``gates`` entry of summary.json."""
         return {
             "judged": self.judged,
             "failed": self.failed,
+            "not_judged": [f"{gate.metric} of {gate.target}" for gate in self.unjudged],
             "results": [gate.to_dict() for gate in self.gates],
             "baseline": list(self.comparisons),
         }
@@ -181,12 +194,9 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
 
 
 def _gate_section(verdict: RunVerdict) -> Section:
-    rows = [
-        [g.gate, g.target, g.metric, g.value, g.bar, g.rule, "pass" if g.passed else "FAIL", g.detail]
-        for g in verdict.gates
-    ]
+    rows = [[g.gate, g.target, g.metric, g.value, g.bar, g.rule, g.result, g.detail] for g in verdict.gates]
     header = ["gate", "target", "metric", "value", "bar", "rule", "result", "detail"]
-    title = "gates: " + ("FAILED" if verdict.failed else "passed")
+    title = "gates: " + ("FAILED" if verdict.failed else "NOT JUDGED" if verdict.unjudged else "passed")
     return Section(header, rows, title=title)
 
 

@@ -18,13 +18,13 @@ trial errored); any other error is bad input and stops the command.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trialscore.errors import InsufficientDataError
 
-__all__ = ["Untested", "judge_each", "plural", "reason", "untested_note"]
+__all__ = ["Untested", "judge_each", "plural", "reason"]
 
 T = TypeVar("T")
 
@@ -92,11 +92,3 @@ def judge_each(
         except InsufficientDataError as exc:
             untested.append(Untested(label, group, reason(exc)))
     return judged, untested
-
-
-def untested_note(untested: Sequence[Untested], judged: int) -> str | None:
-    """One line for the footer: how many groups were judged and which were not (None: all were)."""
-    if not untested:
-        return None
-    names = ", ".join(u.label for u in untested)
-    return f"{plural(judged, 'group')} tested; not tested: {names} (see the notes)"

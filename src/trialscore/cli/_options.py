@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from trialscore.cli._app import EXIT_BAD_INPUT, errors
+from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_NOT_JUDGED, errors
 from trialscore.core.metrics import metric_names
 from trialscore.errors import EvaluationError
 
@@ -364,13 +364,19 @@ def same_suite(options: ReadOptions, names: Sequence[Path]) -> ReadOptions:
 
 
 def refuse_partial(read: Sequence[ItemCounts], allow: bool, gate: str) -> None:
-    """A gate does not judge an input that stopped short of its plan unless ``--allow-partial``."""
+    """A gate does not judge an input that stopped short of its plan unless ``--allow-partial``: it says
+    why and exits 3 (could not judge), as for any gate the data cannot decide."""
     partial = [line for counts in read for line in counts.stats.partial]
     if partial and not allow:
-        raise EvaluationError(
-            f"{gate} refuses a partial input: {'; '.join(partial)}; finish it first (trialscore run "
-            "--resume RUN_ID) or give --allow-partial to judge the trials it holds"
+        errors.print(
+            f"gate could not judge (exit status {EXIT_NOT_JUDGED}): {gate} refuses a partial input: "
+            f"{'; '.join(partial)}; finish it first (trialscore run --resume RUN_ID) or give "
+            "--allow-partial to judge the trials it holds",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
         )
+        raise typer.Exit(EXIT_NOT_JUDGED)
 
 
 def group_map(counts: ItemCounts) -> dict[tuple[Any, ...], GroupCounts]:

@@ -269,5 +269,5 @@ def _gate_line(failed: bool, comparisons: Sequence[dict[str, Any]], untested: Se
         return "COULD NOT JUDGE (no group could be tested)"
     judged = f"{plural(len(comparisons), 'group')} judged"
     if untested:
-        judged += f"; not tested: {', '.join(u.label for u in untested)}"
+        judged += f"; not tested: {'; '.join(u.label for u in untested)}"
     return f"{'FAILED (significant regression)' if failed else 'passed'} ({judged})"

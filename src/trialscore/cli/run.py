@@ -16,6 +16,7 @@ from trialscore.cli._app import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
+    EXIT_NOT_JUDGED,
     EXIT_NOTHING_GRADED,
     EXIT_STORE_FAILED,
     app,
@@ -23,6 +24,7 @@ from trialscore.cli._app import (
     errors,
 )
 from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judge_run
+from trialscore.cli._options import AllowPartialOpt
 from trialscore.cli.compare import GateOption
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.examples import demo_suite_path
@@ -246,6 +248,48 @@ def run(
             help="The Ray cluster to join with --backend ray (ray://host:10001, auto).", show_default=False
         ),
     ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of the run (overrides the suite's execution.seed).", min=0, show_default=False
+        ),
+    ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Run only the first N cases (after --case / --category): a smoke test.",
+            min=1,
+            show_default=False,
+        ),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option(
+            "--max-cost",
+            metavar="USD",
+            help="Budget of the whole run in USD (overrides execution.cost_limit_usd).",
+            show_default=False,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="S",
+            help="Seconds a trial may take (overrides every case's timeout_s).",
+            show_default=False,
+        ),
+    ] = None,
+    retries: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Retries of a trial that failed transiently (overrides every case's retries).",
+            min=0,
+            show_default=False,
+        ),
+    ] = None,
+    allow_partial: AllowPartialOpt = False,
 ) -> None:
     """Run every case of a suite several times, grade, aggregate, and write the results.
 
@@ -264,18 +308,30 @@ def run(
 
     Exit status: 0 the run completed and every gate passed (some trials may have errored: see the
     errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
-    API key variable); 3 the run could not judge: every trial errored, or the cost limit stopped it
-    before any trial was scored; 74 the run store cannot be written or read; 130 interrupted (resume it).
+    API key variable, a gate no run of these trials could judge: refused before any trial runs); 3 the run
+    could not judge: every trial errored, the cost limit stopped it before any trial was scored, or a gate
+    lacked the scored trials it needs (errored trials are never failures); 74 the run store cannot be
+    written or read; 130 interrupted (resume it).
+
+    --seed, --limit, --max-cost, --timeout and --retries override the suite's settings for this run
+    (kept by --resume).
     When GITHUB_STEP_SUMMARY is set, a Markdown summary is appended to that file.
     """
+    from trialscore.runner.dryrun import planned_trials
+    from trialscore.runner.gates import check_fits
     from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
+    from trialscore.runner.overrides import Overrides
     from trialscore.runner.suite import load_suite
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
 
     try:
         selected = tuple(target) if target else None
+        if resume is not None and suite is None and not demo:
+            loaded = stored_suite(resume, store or DEFAULT_STORE, selected)
+        else:
+            loaded = load_suite(_suite_path(suite, demo), targets=selected)
         checks = RunChecks.prepare(
             fail_under or [],
             gate_rule,
@@ -285,11 +341,9 @@ def run(
             junit,
             annotations,
             store,
+            suite=loaded.name,
+            allow_partial=allow_partial,
         )
-        if resume is not None and suite is None and not demo:
-            loaded = stored_suite(resume, store or DEFAULT_STORE, selected)
-        else:
-            loaded = load_suite(_suite_path(suite, demo), targets=selected)
         options = RunOptions(
             trials=trials,
             targets=tuple(target) if target else None,
@@ -304,7 +358,10 @@ def run(
             sequential=sequential,
             alpha=alpha,
             distributed=_distribution(workers, backend, address),
+            overrides=Overrides(seed, limit, max_cost, timeout, retries),
         )
+        if resume is None:
+            check_fits(checks.thresholds, planned_trials(loaded, options))
         if baseline is not None and resume is None:
             options = _compared(loaded, options, checks, margin)
         if dry_run:
@@ -358,6 +415,15 @@ def run(
         )
         raise typer.Exit(EXIT_NOTHING_GRADED)
     if verdict.failed:
-        failed = [f"{g.metric} of {g.target}" for g in verdict.gates if not g.passed]
+        failed = [f"{g.metric} of {g.target}" for g in verdict.gates if g.judged and not g.passed]
         errors.print(f"gate failed: {', '.join(failed)}", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_GATE_FAILED)
+    if verdict.unjudged:
+        unjudged = ", ".join(f"{g.metric} of {g.target}" for g in verdict.unjudged)
+        errors.print(
+            f"gate could not judge (exit status {EXIT_NOT_JUDGED}): {unjudged} (why: the gates above)",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_NOT_JUDGED)

@@ -163,13 +163,12 @@ def read_counts_together(
     (['target=a', 'target=b'], ['target=a'])
     """
     policy = check_error_policy(errors)
-    auto = group_targets and not by and not allow_repeated_trials
     extra = tuple(name for name in split if name not in by)
-    keys = (_TARGET,) if auto else (*extra, *by)
-    optional = keys if auto else extra
+    auto = group_targets and not allow_repeated_trials and _TARGET not in (*by, *extra)
+    lead = (*extra, _TARGET) if auto else extra
     read = []
     for paths in inputs:
-        with TrialSink(keys, columns, skip_invalid, optional_groups=optional) as sink:
+        with TrialSink((*lead, *by), columns, skip_invalid, optional_groups=lead) as sink:
             for path in paths:
                 if isinstance(path, RecordSource):
                     if not path.records:
@@ -180,43 +179,43 @@ def read_counts_together(
                 else:
                     read_input(Path(path), sink, input_format)
             read.append(sink.counts(policy, allow_repeated_trials))
-    if extra:
-        return _split_where_they_differ(read, extra)
-    if not auto:
-        return read
-    targets = [len(set(counts.group_values[0].tolist())) for counts in read]
-    if max(targets, default=0) <= 1:
-        return [dataclasses.replace(counts, by=(), group_values=()) for counts in read]
-    out = []
-    for counts, found in zip(read, targets, strict=True):
-        held = f"the inputs hold {found} targets" if found > 1 else "another input holds several targets"
-        note = f"grouped by target: {held} (--by chooses the groups)"
-        out.append(
-            dataclasses.replace(
-                counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
-            )
-        )
-    return out
+    constant = [name for name in extra if len(_values(read, name)) <= 1]
+    if auto:
+        index = read[0].by.index(_TARGET)
+        targets = [len(set(counts.group_values[index].tolist())) for counts in read]
+        if max(targets, default=0) <= 1:
+            constant.append(_TARGET)
+        else:
+            read = [
+                _noted(counts, "the inputs hold " + (f"{found} targets" if found > 1 else "several targets"))
+                for counts, found in zip(read, targets, strict=True)
+            ]
+    return [_without(counts, constant) for counts in read]
 
 
-def _split_where_they_differ(read: list[ItemCounts], optional: Sequence[str]) -> list[ItemCounts]:
-    """Drop each optional leading group key that holds one value over all inputs (rows stay sorted)."""
-    keep = [
-        index
-        for index, name in enumerate(read[0].by)
-        if name not in optional
-        or len({v for counts in read for v in counts.group_values[index].tolist()}) > 1
-    ]
-    if len(keep) == len(read[0].by):
-        return read
-    return [
-        dataclasses.replace(
-            counts,
-            by=tuple(counts.by[i] for i in keep),
-            group_values=tuple(counts.group_values[i] for i in keep),
-        )
-        for counts in read
-    ]
+def _values(read: Sequence[ItemCounts], name: str) -> set[object]:
+    """The values group key ``name`` takes over every input."""
+    index = read[0].by.index(name)
+    return {value for counts in read for value in counts.group_values[index].tolist()}
+
+
+def _noted(counts: ItemCounts, held: str) -> ItemCounts:
+    note = f"grouped by target: {held} (--by chooses the groups; models are never pooled unasked)"
+    return dataclasses.replace(
+        counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
+    )
+
+
+def _without(counts: ItemCounts, names: Sequence[str]) -> ItemCounts:
+    """``counts`` without the group keys ``names``, each of which holds one value (rows stay sorted)."""
+    if not names:
+        return counts
+    keep = [index for index, name in enumerate(counts.by) if name not in names]
+    return dataclasses.replace(
+        counts,
+        by=tuple(counts.by[i] for i in keep),
+        group_values=tuple(counts.group_values[i] for i in keep),
+    )
 
 
 def count_records(

@@ -27,7 +27,7 @@ from trialscore.runner.orchestrator import RunOptions
 from trialscore.runner.selection import selected_suite
 from trialscore.runner.suite import Suite
 
-__all__ = ["DryRun", "DryRunTarget", "plan_run", "target_history"]
+__all__ = ["DryRun", "DryRunTarget", "plan_run", "planned_trials", "target_history"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,21 @@ def target_history(store: Path, target: str) -> tuple[int, float | None, float |
     return int(row[0]), row[1], row[2], row[3]
 
 
+def planned_trials(suite: Suite, options: RunOptions) -> dict[str, int]:
+    """Each case that ``options`` would run on ``suite``, with its planned trial count.
+
+    Raises
+    ------
+    EvaluationError
+        For a selection of no case.
+    """
+    chosen = options.overrides.apply(selected_suite(suite, options.cases, options.categories))
+    return {
+        case.id: options.trials if options.trials is not None else chosen.settings_for(case).trials
+        for case in chosen.cases
+    }
+
+
 def plan_run(suite: Suite, options: RunOptions) -> DryRun:
     """The run ``options`` would start on ``suite`` (see the module docstring); nothing is run or written.
 
@@ -80,12 +95,9 @@ def plan_run(suite: Suite, options: RunOptions) -> DryRun:
     EvaluationError
         For an unknown target or a selection of no case.
     """
-    chosen = selected_suite(suite, options.cases, options.categories)
+    planned = planned_trials(suite, options)
     names = list(options.targets) if options.targets is not None else list(suite.evaluated_targets)
-    trials = sum(
-        options.trials if options.trials is not None else chosen.settings_for(case).trials
-        for case in chosen.cases
-    )
+    trials = sum(planned.values())
     plans = []
     for name in names:
         spec = suite.target(name)
@@ -97,7 +109,7 @@ def plan_run(suite: Suite, options: RunOptions) -> DryRun:
         plans.append(
             DryRunTarget(
                 name,
-                len(chosen.cases),
+                len(planned),
                 trials,
                 count,
                 mean_cost,
@@ -107,4 +119,4 @@ def plan_run(suite: Suite, options: RunOptions) -> DryRun:
         )
     costs = [plan.estimated_cost_usd for plan in plans]
     total = None if None in costs else sum(cost for cost in costs if cost is not None)
-    return DryRun(suite.name, tuple(case.id for case in chosen.cases), tuple(plans), total)
+    return DryRun(suite.name, tuple(planned), tuple(plans), total)

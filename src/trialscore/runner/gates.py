@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from trialscore._record import Record
 from trialscore.core.metrics import METRICS, resolve_metric
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, InsufficientDataError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import GroupCounts, ItemCounts
@@ -43,6 +43,7 @@ __all__ = [
     "GateResult",
     "Threshold",
     "baseline_gates",
+    "check_fits",
     "error_rate_gates",
     "parse_threshold",
     "sequential_baseline_gates",
@@ -107,7 +108,13 @@ def parse_threshold(text: str) -> Threshold:
 
 @dataclass(frozen=True)
 class GateResult(Record):
-    """One gate on one target: what was measured, the bar, the rule, and whether it passed."""
+    """One gate on one target: what was measured, the bar, the rule, and whether it passed.
+
+    ``judged`` is False when the data could not decide the gate (too few scored trials for the
+    metric's k because trials errored, no scored trial at all, too few shared cases for the paired
+    test); such a gate neither passes nor fails: ``passed`` is False and ``detail`` says why, and a
+    run whose other gates pass exits 3 (could not judge), never 1.
+    """
 
     gate: str
     target: str
@@ -117,6 +124,14 @@ class GateResult(Record):
     rule: str
     passed: bool
     detail: str = ""
+    judged: bool = True
+
+    @property
+    def result(self) -> str:
+        """``pass``, ``FAIL`` or ``not judged``."""
+        if not self.judged:
+            return "not judged"
+        return "pass" if self.passed else "FAIL"
 
 
 def _target(group: GroupCounts) -> str:
@@ -156,14 +171,28 @@ def threshold_gates(
                 else f"lower end of the {level:.0%} interval of {bar.label} >= {bar.bar:g}"
             )
             if not scored.any():
+                detail = f"no scored trial: all {group.errored_trials} errored"
                 out.append(
-                    GateResult(**common, value=None, rule=rule_text, passed=False, detail="no scored trial")
+                    GateResult(
+                        **common, value=None, rule=rule_text, passed=False, detail=detail, judged=False
+                    )
                 )
                 continue
             bank = group.bank()
             if bar.k is not None and bar.k > bank.min_trials:
-                detail = f"needs {bar.k} scored trials of every case; the fewest is {bank.min_trials}"
-                out.append(GateResult(**common, value=None, rule=rule_text, passed=False, detail=detail))
+                short = group.item[scored][bank.n < bar.k].tolist()
+                errored = int(group.errored[scored][bank.n < bar.k].sum())
+                detail = (
+                    f"needs {bar.k} scored trials of every case; {_cases(short)} fewer "
+                    f"({errored} of their trials errored; the fewest scored is {bank.min_trials}): "
+                    "errored trials are not failures: rerun (--retries N retries failing calls) or gate a "
+                    "smaller k"
+                )
+                out.append(
+                    GateResult(
+                        **common, value=None, rule=rule_text, passed=False, detail=detail, judged=False
+                    )
+                )
                 continue
             interval = metric_interval(bank, MetricSpec(bar.metric, bar.k, bar.tau), level=level)
             judged = interval.estimate if rule == "point" else interval.low
@@ -174,6 +203,38 @@ def threshold_gates(
                 )
             )
     return out
+
+
+def _unjudged(common: dict[str, Any], rule: str, detail: str) -> GateResult:
+    return GateResult(**common, value=None, rule=rule, passed=False, detail=detail, judged=False)
+
+
+def _cases(ids: Sequence[object]) -> str:
+    """``case 'a' has`` / ``3 cases ('a', 'b', 'c') have``, the first five named."""
+    shown = ", ".join(repr(str(item)) for item in ids[:5]) + (", ..." if len(ids) > 5 else "")
+    return f"case {shown} has" if len(ids) == 1 else f"{len(ids)} cases ({shown}) have"
+
+
+def check_fits(thresholds: Sequence[Threshold], trials: dict[str, int]) -> None:
+    """Refuse a bar no run of these trials could judge: a k above a case's trial count.
+
+    ``trials`` is the planned trial count of each case that will run; called before any trial runs.
+
+    >>> check_fits([parse_threshold("pass@3=0.5")], {"a": 5, "b": 2})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: --fail-under pass@3=0.5: pass@3 needs 3 trials of every case; ...
+    """
+    if not trials:
+        return
+    fewest = min(trials.values())
+    for bar in thresholds:
+        if bar.k is not None and bar.k > fewest:
+            short = [case for case, count in trials.items() if count < bar.k]
+            raise EvaluationError(
+                f"--fail-under {bar.label}={bar.bar:g}: {bar.label} needs {bar.k} trials of every case; "
+                f"{_cases(short)} {fewest} planned (raise --trials, or gate a k of at most {fewest})"
+            )
 
 
 def error_rate_gates(counts: ItemCounts, ceiling: float) -> list[GateResult]:
@@ -228,7 +289,13 @@ def baseline_gates(
             "ids_baseline": base.item[base.n > 0].tolist(),
             "ids_candidate": group.item[group.n > 0].tolist(),
         }
-        result = compare_paired(base.bank(), group.bank(), "avg", alpha=alpha, **ids)
+        try:
+            result = compare_paired(base.bank(), group.bank(), "avg", alpha=alpha, **ids)
+        except InsufficientDataError as exc:
+            gates.append(
+                GateResult("baseline", name, "pass@1 delta", None, None, "not tested", False, str(exc), False)
+            )
+            continue
         body = {"target": name, **result.to_dict()}
         bodies.append(body)
         rule = "fails on a significant regression" if fail_on_regression else "reported only (no --fail-on)"

@@ -45,6 +45,7 @@ from trialscore.runner.budget import Budget
 from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
+from trialscore.runner.overrides import Overrides
 from trialscore.runner.progress import RunCounters, RunProgress
 from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
@@ -106,6 +107,7 @@ class RunOptions:
     alpha: float | None = None
     distributed: Distribution | None = None
     comparison: BaselineComparison | None = None
+    overrides: Overrides = field(default_factory=Overrides)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -123,6 +125,7 @@ class RunOptions:
             "categories": list(self.categories) if self.categories is not None else None,
             "distributed": self.distributed.to_dict() if self.distributed is not None else None,
             "comparison": self.comparison.to_dict() if self.comparison is not None else None,
+            "overrides": self.overrides.to_settings(),
         }
 
 
@@ -670,6 +673,8 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
             "concurrency": options.concurrency or suite.execution.concurrency,
             **selection_settings(suite, options.cases, options.categories),
         }
+        if options.overrides.any:
+            settings["overrides"] = options.overrides.to_settings()
         rule = _adaptive_rule(suite, options)
         if rule is not None:
             settings["adaptive"] = rule.to_dict()
@@ -708,6 +713,11 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         "cases": list(options.cases) if options.cases else None,
         "categories": list(options.categories) if options.categories else None,
     }
+    if options.overrides.any and options.overrides.to_settings() != stored.get("overrides", {}):
+        raise EvaluationError(
+            f"resume: overrides {options.overrides.to_settings()} differ from run {info.run_id!r}'s "
+            f"{stored.get('overrides', {})}; a resumed run keeps its settings"
+        )
     for key, value in asked.items():
         if value is not None and value != stored.get(key):
             raise EvaluationError(
@@ -830,6 +840,7 @@ async def _session(
     create: bool,
 ) -> RunReport:
     suite = selected_suite(suite, info.settings.get("cases"), info.settings.get("categories"))
+    suite = Overrides.from_settings(info.settings.get("overrides")).apply(suite)
     evaluated = list(info.settings["targets"])
     targets: dict[str, Target] = {}
     try:

@@ -40,6 +40,7 @@ def open_backend(
         trials=info.settings.get("trials"),
         slots=math.ceil(concurrency / (workers or DEFAULT_LOCAL_WORKERS)),
         heartbeat_s=distribution.lease_ttl_s / 3,
+        overrides=info.settings.get("overrides") or {},
     )
     transport: Transport
     if distribution.backend == "ray":

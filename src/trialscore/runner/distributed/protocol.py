@@ -17,8 +17,9 @@ Unit(target='agent', case_id='add', trial=2)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from trialscore._record import Record
 from trialscore.runner.adaptive import Unit
@@ -40,7 +41,8 @@ class WorkerSetup(Record):
 
     ``suite_text`` is the suite file as the controller read it (``suite_path`` resolves its
     relative paths); ``trials`` is the run's ``--trials`` override (None = the suite's);
-    ``targets`` the evaluated targets; ``slots`` the trials the worker may run at once.
+    ``targets`` the evaluated targets; ``slots`` the trials the worker may run at once;
+    ``overrides`` the settings the run overrides (:class:`~trialscore.runner.overrides.Overrides`).
     """
 
     run_id: str
@@ -50,6 +52,7 @@ class WorkerSetup(Record):
     trials: int | None
     slots: int
     heartbeat_s: float
+    overrides: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

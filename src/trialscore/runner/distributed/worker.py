@@ -10,6 +10,7 @@ record does not depend on where it ran.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import replace
 from typing import cast
 
 from rich.console import Console
@@ -17,6 +18,7 @@ from rich.console import Console
 from trialscore.errors import EvaluationError
 from trialscore.runner.distributed.protocol import Completion, Crash, WorkerSetup, WorkUnit, source_path
 from trialscore.runner.orchestrator import _Execution, build_targets
+from trialscore.runner.overrides import Overrides
 from trialscore.runner.store import TrialStore
 from trialscore.runner.suite import suite_from_text
 from trialscore.runner.targets import Target
@@ -38,6 +40,8 @@ class WorkerRuntime:
         self.worker = worker
         where = setup.suite_path or f"<suite of run {setup.run_id}>"
         suite = suite_from_text(setup.suite_text, where, source_path(setup.suite_path), targets=setup.targets)
+        # The run's overridden settings, on every case (the controller chose the cases: no --limit here).
+        suite = replace(Overrides.from_settings(setup.overrides), limit=None).apply(suite)
         self._targets: dict[str, Target] = {}
         build_targets(suite, setup.targets, setup.slots, self._targets)
         # A worker never commits: the controller is the store's only writer.
