@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from trialscore.cli import app
-from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_NOTHING_GRADED
+from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_NOT_JUDGED, EXIT_NOTHING_GRADED
 
 runner = CliRunner()
 
@@ -84,11 +84,58 @@ def test_bad_gate_options_exit_2_before_any_trial(tmp_path: Path) -> None:
         (["--fail-under", "nonsense=0.5"], "metric must be one of"),
         (["--baseline", "no-such-run"], "no-such-run: no such file or folder"),
         (["--fail-on", "regression"], "--fail-on regression needs --baseline"),
+        (["--fail-under", "pass@99=0.5"], "pass@99 needs 99 trials of every case; 3 cases"),
+        (["--fail-under", "pass@1=-0.1"], "the bar must be a number from 0 to 1"),
     ]:
         result = _run(tmp_path, *args)
         assert result.exit_code == EXIT_BAD_INPUT, (args, result.output)
         assert message in result.output and "Traceback" not in result.output
     assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "s.sqlite").exists()  # refused before the store was opened: no run, no trial
+
+
+# An agent whose every trial of case 'shaky' errors on trial 1 (an infrastructure error, not a failure).
+FLAKY_AGENT = """
+def answer(case, seed):
+    if case.id == "shaky" and seed % 2:
+        raise RuntimeError("sandbox unavailable")
+    return {"output": "yes"}
+"""
+
+
+def test_a_bar_that_errored_trials_leave_unjudged_exits_3_never_1(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(FLAKY_AGENT)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: flaky-infra\ntargets: [{name: a, type: python, callable: 'agent.py:answer'}]\n"
+        "graders: [{type: exact}]\nexecution: {trials: {count: 4}, retries: 0, seed: 3}\n"
+        "cases:\n  - {id: steady, input: q, expected: 'yes'}\n  - {id: shaky, input: q, expected: 'yes'}\n"
+    )
+    args = [
+        "run",
+        str(suite),
+        "--store",
+        str(tmp_path / "s.sqlite"),
+        "--no-progress",
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    result = runner.invoke(app, [*args, "--fail-under", "pass@4=0.5", "--fail-under", "pass@1=0.5"])
+    assert result.exit_code == EXIT_NOT_JUDGED, result.output
+    assert "not judged" in result.output and "case 'shaky' has fewer" in result.output
+    assert "gate could not judge (exit status 3): pass@4 of a" in result.output
+    gates = json.loads((tmp_path / "o" / "summary.json").read_text())["gates"]
+    assert gates["failed"] is False and gates["not_judged"] == ["pass@4 of a"]
+    assert [(g["metric"], g["judged"], g["passed"]) for g in gates["results"]] == [
+        ("pass@4", False, False),
+        ("pass@1", True, True),
+    ]
+    failing = runner.invoke(app, [*args, "--fail-under", "pass@4=0.5", "--fail-under", "pass@1=1.5"])
+    assert failing.exit_code == EXIT_BAD_INPUT  # a bar outside [0, 1]: refused first
+    failed = runner.invoke(
+        app, [*args, "--fail-under", "pass@4=0.5", "--fail-under", "avg=0.9", "--gate-rule", "confident"]
+    )
+    assert failed.exit_code == EXIT_GATE_FAILED, failed.output  # a judged failure wins over "not judged"
 
 
 def _cases_suite(answers: list[str]) -> str:

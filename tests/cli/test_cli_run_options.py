@@ -1,4 +1,5 @@
-"""``trialscore run`` conveniences: --case and --category select cases; --dry-run runs nothing."""
+"""``trialscore run`` conveniences: --case and --category select cases; --dry-run runs nothing; --seed,
+--limit, --max-cost, --timeout and --retries override the suite without editing it."""
 
 from __future__ import annotations
 
@@ -114,3 +115,57 @@ def test_dry_run_prices_the_history_tokens_with_the_price_table(tmp_path: Path) 
         f"target gpt: 5 trial(s); estimated cost ${5 * per_trial:.4g} (price table); 3 earlier"
         in result.output
     )
+
+
+def test_overrides_change_the_run_not_the_suite_and_resume_keeps_them(tmp_path: Path) -> None:
+    code, output = demo(
+        tmp_path,
+        "--limit",
+        "3",
+        "--seed",
+        "99",
+        "--timeout",
+        "7",
+        "--retries",
+        "0",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert code == 0, output
+    assert case_ids(tmp_path / "o") == ["multiply", "sqrt-two", "power"]  # the first 3 cases, suite order
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["settings"]["seed"] == 99
+    assert summary["settings"]["overrides"] == {"seed": 99, "limit": 3, "timeout_s": 7.0, "retries": 0}
+    trials = [json.loads(line) for line in (tmp_path / "o" / "trials.jsonl").read_text().splitlines()]
+    again = demo(tmp_path, "--limit", "3", "--seed", "99", "--out", str(tmp_path / "p"))
+    other = demo(tmp_path, "--limit", "3", "--seed", "98", "--out", str(tmp_path / "q"))
+    assert again[0] == other[0] == 0
+    seeds = {
+        path: [
+            json.loads(line)["seed"] for line in (tmp_path / path / "trials.jsonl").read_text().splitlines()
+        ]
+        for path in "pq"
+    }
+    assert [t["seed"] for t in trials] == seeds["p"] != seeds["q"]  # the seed decides the trials' seeds
+
+
+def test_max_cost_is_the_run_budget(tmp_path: Path) -> None:
+    code, output = demo(tmp_path, "--max-cost", "0.0001", "--concurrency", "1", "--out", str(tmp_path / "o"))
+    assert code == 0, output
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["cost"]["run_limit_usd"] == 0.0001 and summary["cost"]["skipped_trials"] > 0
+    listed = json.loads(
+        runner.invoke(app, ["runs", "--store", str(tmp_path / "s.sqlite"), "-f", "json"]).stdout
+    )
+    assert listed["runs"][-1]["status"] == "cost-limited"
+
+
+def test_bad_overrides_exit_2_before_any_trial(tmp_path: Path) -> None:
+    for args, message in [
+        (["--max-cost", "0"], "max_cost_usd must be a number > 0"),
+        (["--timeout", "-1"], "timeout_s must be a number > 0"),
+        (["--limit", "0"], "Invalid value for '--limit'"),
+    ]:
+        code, output = demo(tmp_path, *args)
+        assert code == EXIT_BAD_INPUT and message in output, (args, output)
+    assert not (tmp_path / "s.sqlite").exists()
