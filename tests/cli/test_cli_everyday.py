@@ -189,6 +189,19 @@ def test_rank_track_plan_and_report(store: Path, tmp_path: Path) -> None:
     report = invoke(store, "report", "latest", "--baseline", "latest~1", "--out", str(tmp_path / "r.html"))
     assert report.exit_code == 0, report.output
     assert (tmp_path / "r.html").stat().st_size > 0
+    history = ["latest~3", "latest~2", "latest~1"]  # alpha, beta, alpha: trends per suite and target
+    trends = invoke(
+        store,
+        "report",
+        *history,
+        "--dates",
+        "2026-01-01,2026-01-02,2026-01-03",
+        "--out",
+        str(tmp_path / "t.html"),
+    )
+    assert trends.exit_code == 0, trends.output
+    page = (tmp_path / "t.html").read_text()
+    assert "alpha · a · math" in page and "alpha · b · math" in page and "beta · a · facts" in page
 
 
 def test_run_gates_refuse_a_partial_baseline_and_judge_what_they_can(store: Path) -> None:

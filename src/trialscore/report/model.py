@@ -105,7 +105,13 @@ def flip(before: str | None, now: str | None) -> str:
 
 
 def _group_name(case: CaseTrials, by: str) -> str | None:
+    if by == _TARGET_CATEGORY:  # a trend per target and category: targets are never pooled
+        return f"{case.target or '—'} · {case.category or '—'}"
     return case.target if by == "target" else case.category
+
+
+#: The grouping of the trends when the runs hold several targets.
+_TARGET_CATEGORY = "target+category"
 
 
 class _Grouper:
@@ -133,7 +139,7 @@ class _Grouper:
         errored = np.array([case.errored for case in cases], dtype=np.int64)
         graded = np.array([len(case.verdicts) for case in cases], dtype=np.int64) - errored
         items = [
-            case.case_id if by == "target" else f"{case.target or ''}\x1f{case.case_id}" for case in cases
+            case.case_id if by != "category" else f"{case.target or ''}\x1f{case.case_id}" for case in cases
         ]
         out = {}
         for name in sorted(members):
@@ -461,7 +467,8 @@ def _run_date(run: RunData, index: int, settings: ReportSettings) -> date | None
 
 
 def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper) -> dict[str, Any] | None:
-    """pass@1 per category over the dated runs, with the trend ``track`` tests (latest vs the one before)."""
+    """pass@1 per category over the dated runs, with the trend ``track`` tests (latest vs the one before);
+    per target and category when the runs hold several targets, per suite too when they span suites."""
     from trialscore.compat.tracking import track_category
 
     if len(runs) < 2:
@@ -469,12 +476,16 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
     dates = [_run_date(run, index, settings) for index, run in enumerate(runs)]
     if any(when is None for when in dates):
         return {"note": "trends need a date per run: give --dates, or runs whose trials record started_at"}
+    targets = {case.target for run in runs for case in run.cases}
+    by = _TARGET_CATEGORY if len(targets) > 1 else "category"
+    suites = {run.suite for run in runs}
     history: dict[str, list[tuple[date, Any]]] = {}
     for run, when in zip(runs, dates, strict=True):
         assert when is not None
-        for name, group in groups(run, "category").items():
+        prefix = f"{run.suite or '—'} · " if len(suites) > 1 else ""  # suites are never pooled either
+        for name, group in groups(run, by).items():
             if group.items:
-                history.setdefault(name, []).append((when, group.bank()))
+                history.setdefault(prefix + name, []).append((when, group.bank()))
     ticks = sorted({when.isoformat() for when in dates if when is not None})
     rows, series = [], []
     for name, points in sorted(history.items()):
