@@ -111,8 +111,8 @@ def read_counts(
     allow_repeated_trials : pool rows whose (item, trial) repeat instead of raising
     input_format : read every input as this format (a name of
         :data:`trialscore.results.formats.FORMATS`) instead of detecting it
-    group_targets : with no ``by`` (and repeated trials not allowed), group by ``target``
-        when the inputs hold more than one target (models are never pooled unasked);
+    group_targets : group by ``target`` first (unless ``by`` names it, or repeated trials are
+        allowed) when the inputs hold more than one target (models are never pooled unasked);
         inputs without a target column count as one more target, ``None``
 
     Returns
