@@ -113,7 +113,9 @@ def test_a_per_target_cap_holds_over_all_workers(tmp_path: Path) -> None:
         trials=3,
         concurrency=8,
         target={"max_concurrency": 1},
-        metadata={i: {"sleep": 0.05} for i in range(4)},
+        # 3.6 s of serial work: the second worker is ready long before the last unit is handed out,
+        # even on a loaded machine (units go to the least recently used ready worker)
+        metadata={i: {"sleep": 0.3} for i in range(4)},
     )
     report = run(suite, tmp_path / "s.sqlite", Distribution("local", 2))
     assert report.completed and len(report.records) == 12
