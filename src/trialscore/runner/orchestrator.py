@@ -404,7 +404,7 @@ class _Execution:
                 )
         counters = self.counters
         counters.done += 1
-        counters.spent_usd = self.run_budget.spent
+        counters.spent_usd, counters.unknown_cost = self.run_budget.spent, self.run_budget.unknown
         if record.errored:
             counters.errored += 1
         else:
