@@ -40,6 +40,8 @@ from typing import Any
 
 import pytest
 
+from trialscore._words import plural
+
 __all__ = ["TrialsOutcome"]
 
 _PROPERTY = "trialscore.trials"
@@ -226,7 +228,7 @@ def _failure(result: dict[str, Any]) -> str:
         f"min_pass_rate={result['min_pass_rate']:g} (rule {result['rule']!r})"
     )
     if result["errored"]:
-        text += f"; {result['errored']} errored trial(s) left out"
+        text += f"; {plural(result['errored'], 'errored trial')} left out"
     if result["first_failure"]:
         text += f"\nfirst failed {result['first_failure']}"
     return text

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trialscore.cli._app import console, errors
-from trialscore.cli._render import Report, Section, cell, markdown
+from trialscore.cli._render import Report, Section, markdown, styled_rows
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
@@ -263,8 +263,7 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
 
     if verdict.gates:
         section = _gate_section(verdict)
-        rows = [[cell(value) for value in row] for row in section.rows]
-        console.print(fitted_table(section.title, section.header, rows, console.width))
+        console.print(fitted_table(section.title, section.header, styled_rows(section), console.width))
         if checks.baseline_name is not None:
             console.print(Text(f"baseline: {checks.baseline_name}"), highlight=False)
     if checks.junit is not None:

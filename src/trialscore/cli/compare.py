@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import EXIT_GATE_FAILED, app, errors
 from trialscore.cli._gates import step_summary
 from trialscore.cli._options import (
@@ -26,7 +27,7 @@ from trialscore.cli._options import (
     reading_options,
     split,
 )
-from trialscore.cli._render import Report, Section, render
+from trialscore.cli._render import Change, Report, Section, render
 from trialscore.cli.score import rows_line
 from trialscore.errors import EvaluationError
 
@@ -124,7 +125,7 @@ def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
         if not (only_a or only_b):
             continue
         note = (
-            f"{c['label']}: compared the {c['paired_items']} items in both runs "
+            f"{c['label']}: compared the {plural(c['paired_items'], 'item')} in both runs "
             "(baseline and candidate scores are over those items)"
         )
         if only_a:
@@ -192,10 +193,11 @@ def compare(
     rows = []
     for c in comparisons:
         if c["design"] == "bayes":
-            bounds, p_text = (None, None), f"P(better)={c['probability']:.3g}"
+            bounds: tuple[Change | None, ...] = (None, None)
+            p_text = f"P(better)={c['probability']:.3g}"
         else:
-            bounds, p_text = (c["interval"]["low"], c["interval"]["high"]), c["p_value"]
-        scores = (c["baseline_score"], c["candidate_score"], c["delta"])
+            bounds, p_text = (Change(c["interval"]["low"]), Change(c["interval"]["high"])), c["p_value"]
+        scores = (c["baseline_score"], c["candidate_score"], Change(c["delta"]))
         rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
     notes = _unpaired_notes(comparisons)
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]

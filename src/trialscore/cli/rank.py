@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
 from trialscore.cli._options import (
     JSON_VERSION,
@@ -73,7 +74,7 @@ def rank(
         dropped = len(set.union(*present)) - len(items)
         if len(items) < 2:
             raise EvaluationError(
-                f"the models share {len(items)} item(s) with a graded trial; rank needs at least 2"
+                f"the models share {plural(len(items), 'item')} with a graded trial; rank needs at least 2"
             )
         (spec,) = metric_specs([metric], [k] if k is not None else [default_ks(counts)[-1]], tau)
         banks = [model.bank().select(items) for model in models]

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
 from trialscore.cli._options import JSON_VERSION, FormatOpt, OutputFormat, bad_input
 from trialscore.cli._render import Report, Section, render
@@ -72,7 +73,7 @@ def runs(ctx: typer.Context, store: StoreOpt = None, output: FormatOpt = OutputF
         for s in summaries
     ]
     notes = ["read a run with its id, 'latest' or 'latest~N': trialscore score latest"] if rows else []
-    title = f"{len(rows)} run(s) in {where}"
+    title = f"{plural(len(rows), 'run')} in {where}"
     render(Report(payload, [Section(header, rows, title=title, notes=notes)]), output)
 
 
@@ -80,6 +81,7 @@ def _target_rows(records: list[Any]) -> list[dict[str, Any]]:
     """Per target: cases, trials, errored, flaky and failing cases, pass@1 with its interval, cost."""
     from trialscore.results.readers import count_records
     from trialscore.results.scorecard import MetricSpec, metric_interval
+    from trialscore.runner.failures import total_usd
 
     out = []
     for group in count_records(records, by=["target"]).groups():
@@ -95,7 +97,7 @@ def _target_rows(records: list[Any]) -> list[dict[str, Any]]:
             "flaky_cases": int(((group.c > 0) & (group.c < group.n)).sum()),
             "failing_cases": sorted(str(item) for item in group.item[scored & (group.c == 0)]),
             "pass_at_1": None,
-            "cost_usd": math.fsum(known) if known else None,
+            "cost_usd": total_usd(math.fsum(known)) if known else None,
         }
         if scored.any():
             row["pass_at_1"] = metric_interval(group.bank(), MetricSpec("avg")).to_dict()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
 from trialscore.cli._options import (
     JSON_VERSION,
@@ -21,7 +22,7 @@ from trialscore.cli._options import (
     reading_options,
     split,
 )
-from trialscore.cli._render import Report, Section, render
+from trialscore.cli._render import Change, Report, Section, render
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
@@ -75,13 +76,13 @@ def _run_dates(inputs: Sequence[tuple[date | None, Path | RecordSource]], dates:
     return out
 
 
-def _evidence(snapshot: CategorySnapshot) -> list[float | None]:
+def _evidence(snapshot: CategorySnapshot) -> list[Change | float | None]:
     """Slope per run and its p (three or more runs), the change at the latest run and its p."""
     if snapshot.history is not None:
         h = snapshot.history
-        return [h.slope, h.slope_p, h.change, h.change_p]
+        return [Change(h.slope), h.slope_p, Change(h.change), h.change_p]
     if snapshot.comparison is not None:
-        return [None, None, snapshot.comparison.delta, snapshot.comparison.p_value]
+        return [None, None, Change(snapshot.comparison.delta), snapshot.comparison.p_value]
     return [None] * 4
 
 
@@ -150,6 +151,6 @@ def track(
         ]
         for snapshot in snapshots
     ]
-    title = f"pass@k per {by} over {len(inputs)} run(s)"
+    title = f"pass@k per {by} over {plural(len(inputs), 'run')}"
     section = Section(header, rows, title=title, notes=[note.message for note in advice])
     render(Report(payload, [section]), output)

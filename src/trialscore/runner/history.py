@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, TrialStore, open_history
@@ -37,7 +38,7 @@ __all__ = ["dated_runs", "read_run", "resolve_inputs"]
 def _not_found(name: str, store: Path, known: Sequence[str]) -> EvaluationError:
     if known:
         latest = ", ".join(reversed(known[-5:]))
-        runs = f"{len(known)} run(s), latest first: {latest}"
+        runs = f"{plural(len(known), 'run')}, latest first: {latest}"
     else:
         runs = "the store has no run"
     return EvaluationError(
