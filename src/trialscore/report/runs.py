@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,8 @@ class RunData:
     rows_skipped: int = 0
     first_skipped: str | None = None
     trials: TrialColumns | None = None
+    asked: Mapping[str, tuple[object, object]] = field(default_factory=dict)
+    """Case id -> (input, expected) from the run's ``cases.jsonl`` (the drawer shows them)."""
 
     @property
     def detailed(self) -> bool:
@@ -697,8 +699,24 @@ def read_run(
     columns = columns or ColumnMap()
     records = _records_path(path, input_format, columns)
     if records is not None:
-        return _read_records(records, label or str(path), skip_invalid, detail)
+        run = _read_records(records, label or str(path), skip_invalid, detail)
+        return replace(run, asked=_asked(records.parent / "cases.jsonl")) if detail else run
     return _read_counts(path, columns, skip_invalid, input_format)
+
+
+def _asked(path: Path) -> dict[str, tuple[object, object]]:
+    """Case id -> (input, expected) from a run's ``cases.jsonl`` beside its trials (``trialscore run``
+    writes both); none when there is no such file.  A line that is not a case record with an
+    ``eval_id`` is passed over: the file only adds what the drawer shows."""
+    if not path.is_file():
+        return {}
+    out: dict[str, tuple[object, object]] = {}
+    with path.open("r", encoding="utf-8-sig") as handle:
+        for line in handle:
+            data = _loads(line) if line.strip() else None
+            if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
+                out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
+    return out
 
 
 def read_runs(paths: Sequence[str | Path], **options: Any) -> list[RunData]:
