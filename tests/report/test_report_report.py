@@ -203,7 +203,7 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
         permutations=0,
     )
     assert (
-        f"<td>{result.delta:+.3g}</td><td>[{result.interval.low:+.3g}, {result.interval.high:+.3g}]</td>"
+        f"<td>{result.delta:+.3f}</td><td>[{result.interval.low:+.3f}, {result.interval.high:+.3f}]</td>"
         in html
     )
     assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html

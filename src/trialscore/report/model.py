@@ -92,9 +92,13 @@ def _money(value: float | None) -> str:
     return "—" if value is None else f"${value:.4f}" if value < 100 else f"${value:,.0f}"
 
 
-def _signed(value: float) -> str:
-    """A change of pass rate: signed, two decimals, no sign on a zero (``-0.30``, ``+0.05``, ``0.00``)."""
-    text = f"{value:+.2f}"
+def _signed(value: float, decimals: int = 2) -> str:
+    """A change of pass rate: signed, fixed decimals, no sign on a zero, so float noise reads zero.
+
+    >>> _signed(-0.3), _signed(0.05), _signed(4.2e-18), _signed(-0.0736, 3)
+    ('-0.30', '+0.05', '0.00', '-0.074')
+    """
+    text = f"{value:+.{decimals}f}"
     return text[1:] if float(text) == 0 else text
 
 
@@ -406,8 +410,8 @@ def _comparisons(
                 "name": name,
                 "baseline": _f(result.baseline),
                 "candidate": _f(result.candidate),
-                "delta": f"{result.delta:+.3g}",
-                "interval": f"[{result.interval.low:+.3g}, {result.interval.high:+.3g}]",
+                "delta": _signed(result.delta, 3),
+                "interval": f"[{_signed(result.interval.low, 3)}, {_signed(result.interval.high, 3)}]",
                 "p": _f(result.p_value),
                 "mde": _f(result.mde),
                 "cases": str(result.paired_items),
@@ -486,7 +490,7 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
                 "name": name,
                 "points": [_f(by_day.get(tick)) for tick in ticks],
                 "trend": snapshot.trend,
-                "delta": "—" if comparison is None else f"{comparison.delta:+.3g}",
+                "delta": "—" if comparison is None else _signed(comparison.delta, 3),
                 "p": "—" if comparison is None else _f(comparison.p_value),
                 "rule": snapshot.rule,
             }
