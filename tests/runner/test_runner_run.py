@@ -359,6 +359,8 @@ def test_single_trial_cases_give_the_plain_record(tmp_path: Path) -> None:
         "score": 1.0,
         "verdict": "pass",
         "cost_usd": None,
+        "input": "question 0",  # what the case asked and expected (the report's drawer shows them)
+        "expected": "yes",
     }
 
 
