@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,29 @@ from numpy.typing import NDArray
 
 from trialscore.report.runs import CaseTrials, Grader, TrialColumns
 
-__all__ = ["Drawer", "asked"]
+__all__ = ["Drawer", "asked", "read_asked"]
+
+
+def read_asked(path: Path) -> dict[str, tuple[object, object]]:
+    """Case id -> (input, expected) from a run's ``cases.jsonl`` beside its trials (``trialscore run``
+    writes both); none when there is no such file.  A line that is not a case record with an
+    ``eval_id`` is passed over: the file only adds what the drawer shows."""
+    if not path.is_file():
+        return {}
+    out: dict[str, tuple[object, object]] = {}
+    with path.open("r", encoding="utf-8-sig") as handle:
+        for line in handle:
+            data = _line(line)
+            if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
+                out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
+    return out
+
+
+def _line(line: str) -> object:
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
 
 
 def _text(value: object) -> str | list[Any] | None:

@@ -700,23 +700,12 @@ def read_run(
     records = _records_path(path, input_format, columns)
     if records is not None:
         run = _read_records(records, label or str(path), skip_invalid, detail)
-        return replace(run, asked=_asked(records.parent / "cases.jsonl")) if detail else run
+        if not detail:
+            return run
+        from trialscore.report.drawer import read_asked
+
+        return replace(run, asked=read_asked(records.parent / "cases.jsonl"))
     return _read_counts(path, columns, skip_invalid, input_format)
-
-
-def _asked(path: Path) -> dict[str, tuple[object, object]]:
-    """Case id -> (input, expected) from a run's ``cases.jsonl`` beside its trials (``trialscore run``
-    writes both); none when there is no such file.  A line that is not a case record with an
-    ``eval_id`` is passed over: the file only adds what the drawer shows."""
-    if not path.is_file():
-        return {}
-    out: dict[str, tuple[object, object]] = {}
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for line in handle:
-            data = _loads(line) if line.strip() else None
-            if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
-                out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
-    return out
 
 
 def read_runs(paths: Sequence[str | Path], **options: Any) -> list[RunData]:
