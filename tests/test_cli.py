@@ -198,7 +198,7 @@ def test_errored_and_skipped_rows_are_reported(tmp_path):
     assert f"{path} line 41: field 'passed' must be true/false or 1/0" in failed.stderr
     result = run("score", str(path), "--skip-invalid", "-f", "json", "--metric", "avg")
     assert result.returncode == 0, result.stderr
-    assert "warning: skipped 1 invalid row(s)" in result.stderr
+    assert "warning: skipped 1 invalid row;" in result.stderr
     rows = json.loads(result.stdout)["rows"]
     assert (rows["rows_read"], rows["rows_used"], rows["rows_skipped"], rows["rows_errored"]) == (
         41,

@@ -133,7 +133,8 @@ def test_outcomes_and_summary(tmp_path: Path) -> None:
         lines["test_unreachable_sometimes"]
         == "3/3 passed, 3 errored, rate 1 [0.439, 1], stable, min 1 (point)"
     )
-    assert lines["test_all_errored"].startswith("0/0 passed, 3 errored, rate no trial judged")
+    # no trial was judged: the test has no pass rate to call stable or flaky
+    assert lines["test_all_errored"] == "not judged, every trial errored (3 of 3), min 1 (point)"
     check_flaky(lines, 40)
     assert "test_setup_error" not in lines and "test_plain" not in lines
     assert "0/5 trials passed, pass rate 0 [0, 0.434]: the pass rate is below min_pass_rate=0.8" in output
@@ -147,6 +148,17 @@ def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Pa
     assert lines["test_always"] == "12/12 passed, rate 1 [0.758, 1], stable, min 0.8 (point)"
     check_flaky(lines, 12)
     assert outcomes(done.stdout)["test_setup_error"] == "ERROR"
+
+
+def test_trials_zero_is_one_usage_error_before_any_test(tmp_path: Path) -> None:
+    for option, message in (
+        (["--trials", "0"], "--trials must be at least 1 (the trials of each marked test); got 0"),
+        (["--trials-seed", "-1"], "--trials-seed must be at least 0; got -1"),
+    ):
+        done = pytest_run(tmp_path, *option)
+        assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage error
+        assert done.stderr.strip() == f"ERROR: {message}", done.stderr
+        assert "Traceback" not in done.stdout + done.stderr and "test_agent.py" not in done.stdout
 
 
 def test_an_unmarked_session_is_left_alone(tmp_path: Path) -> None:

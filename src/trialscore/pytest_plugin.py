@@ -24,7 +24,9 @@ nothing to a test without the mark)::
   lower end of the Wilson interval at ``level`` (default 0.95), so a test passes only when the
   bar is met with that confidence.  A test whose every trial errored fails (nothing was judged).
 * The terminal summary lists every such test: passed/judged, errored, the pass rate with its
-  95% Wilson interval, flaky (some trials passed and some failed) or stable, and the verdict.
+  95% Wilson interval, flaky (some trials passed and some failed) or stable, and the verdict;
+  a test whose every trial errored is "not judged" (it has no pass rate to be stable or flaky).
+* ``--trials 0`` (or a negative ``--trials-seed``) is one usage error before any test runs.
   With pytest-xdist the results travel from the workers in each report's ``user_properties``,
   so the summary is the same.
 """
@@ -37,6 +39,8 @@ import traceback
 from typing import Any
 
 import pytest
+
+from trialscore._words import plural
 
 __all__ = ["TrialsOutcome"]
 
@@ -64,7 +68,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the mark (for --strict-markers)."""
+    """Register the mark (for --strict-markers) and check ``--trials`` and ``--trials-seed`` once, so a
+    bad value is one usage error before any test runs (not one traceback per marked test)."""
+    trials, base = config.getoption("--trials"), config.getoption("--trials-seed")
+    if trials is not None and trials < 1:
+        raise pytest.UsageError(f"--trials must be at least 1 (the trials of each marked test); got {trials}")
+    if base < 0:
+        raise pytest.UsageError(f"--trials-seed must be at least 0; got {base}")
     config.addinivalue_line(
         "markers",
         "trials(n=10, min_pass_rate=1.0, rule='point', level=0.95): run the test n times and pass it when "
@@ -218,7 +228,7 @@ def _failure(result: dict[str, Any]) -> str:
         f"min_pass_rate={result['min_pass_rate']:g} (rule {result['rule']!r})"
     )
     if result["errored"]:
-        text += f"; {result['errored']} errored trial(s) left out"
+        text += f"; {plural(result['errored'], 'errored trial')} left out"
     if result["first_failure"]:
         text += f"\nfirst failed {result['first_failure']}"
     return text
@@ -241,9 +251,15 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     writer.section("trialscore: repeated trials")
     for result in sorted(_COLLECTED, key=lambda r: r["nodeid"]):
         judged = result["passed"] + result["failed"]
-        errored = f", {result['errored']} errored" if result["errored"] else ""
         bar = f"min {result['min_pass_rate']:g} ({result['rule']})"
         verdict = "PASS" if result["ok"] else "FAIL"
+        if judged == 0:
+            writer.line(
+                f"{verdict} {result['nodeid']}: not judged, every trial errored "
+                f"({result['errored']} of {result['n']}), {bar}"
+            )
+            continue
+        errored = f", {result['errored']} errored" if result["errored"] else ""
         writer.line(
             f"{verdict} {result['nodeid']}: {result['passed']}/{judged} passed{errored}, "
             f"rate {_rate(result)}, {'flaky' if result['flaky'] else 'stable'}, {bar}"

@@ -138,33 +138,43 @@ def test_a_bar_that_errored_trials_leave_unjudged_exits_3_never_1(tmp_path: Path
     assert failed.exit_code == EXIT_GATE_FAILED, failed.output  # a judged failure wins over "not judged"
 
 
-def _cases_suite(answers: list[str]) -> str:
+def _cases_suite(answers: list[str], trials: int = 3) -> str:
+    """A case per answer; an answer of P and F letters passes the trials whose letter is P."""
     cases = "".join(
         f'  - id: case-{i}\n    input: "{answer}"\n    expected: "yes"\n    graders: [{{type: exact}}]\n'
         for i, answer in enumerate(answers)
     )
-    return f"name: many\ntargets: [{{name: echo, type: command, argv: [cat]}}]\ncases:\n{cases}" + (
-        "execution: {trials: {count: 3}}\n"
+    return f"name: many\ntargets: [{{name: echo, type: command, argv: [sh, agent.sh]}}]\ncases:\n{cases}" + (
+        f"execution: {{trials: {{count: {trials}}}}}\n"
     )
 
 
-def test_baseline_regression_fails_the_gate_and_annotates_the_regressed_cases(tmp_path: Path) -> None:
+#: Answers "yes" when the letter of its trial in the case input is P (else the input itself).
+AGENT = 'read -r pattern; if [ "$(printf %s "$pattern" | cut -c $((TRIALSCORE_TRIAL + 1)))" = P ]; then echo yes; else echo "$pattern"; fi\n'  # noqa: E501
+
+
+def test_baseline_regression_fails_the_gate_and_annotates_only_the_cases_that_changed(tmp_path: Path) -> None:
+    (tmp_path / "agent.sh").write_text(AGENT)
     suite = tmp_path / "suite.yaml"
-    suite.write_text(_cases_suite(["yes"] * 12))
+    suite.write_text(_cases_suite(["P" * 10] * 10 + ["P" * 9 + "F", "P" * 10], trials=10))
     args = ["run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress"]
-    assert runner.invoke(app, args).exit_code == 0  # the baseline: every case passes
-    suite.write_text(_cases_suite(["no"] * 10 + ["yes"] * 2))
+    assert runner.invoke(app, args).exit_code == 0  # the baseline: case-10 passes 9 of 10, the others all
+    suite.write_text(_cases_suite(["F" * 10] * 10 + ["P" * 8 + "FF", "P" * 10], trials=10))
     gated = [*args, "--baseline", "latest", "--fail-on", "regression", "--annotations", "github"]
     result = runner.invoke(app, gated)
     assert result.exit_code == EXIT_GATE_FAILED, result.output
-    assert "regression: 1 -> 0.1667" in result.output
     lines = [line for line in result.output.splitlines() if line.startswith("::error ")]
     regressed = [line for line in lines if "regressed" in line]
-    assert len(regressed) == 10 and all("pass rate 1 -> 0" in line for line in regressed)
+    # case-0..9 fell from 10/10 to 0/10 (Fisher exact p = 1.1e-05, under 0.05/12 after Holm)
+    assert len(regressed) == 10 and all(
+        "passed 10/10 -> 0/10 (Fisher exact p=1.1e-05" in line for line in regressed
+    )
     assert any(",line=4," in line and "case-0 regressed" in line for line in regressed)
-    assert sum("failed on 3 of 3" in line for line in lines) == 10
+    # case-10's 0.9 -> 0.8 is noise: not annotated, though its target regressed
+    assert not any("case-10" in line for line in lines), lines
+    assert sum("failed on 10 of 10" in line for line in lines) == 10
     # Without --fail-on the verdict is reported and the run passes.
-    suite.write_text(_cases_suite(["no"] * 12))
+    suite.write_text(_cases_suite(["F" * 10] * 12, trials=10))
     assert runner.invoke(app, [*args, "--baseline", "latest~1"]).exit_code == 0
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -30,6 +32,37 @@ def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> Non
     html = (out / "report.html").read_text(encoding="utf-8")
     assert f"report: {out / 'report.html'}" in result.output
     assert html.count('<tr data-s="') == 13 and "sim-agent" in html
+
+
+def _asked(html: str) -> dict[str, list[str | None]]:
+    """Case id -> [input, expected] as the page embeds them for the drawer."""
+    data = json.loads(
+        re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)[1]
+    )
+    cases = re.findall(r'<button class="case">([^<]+)</button>', html)
+    return {case: entry for case, entry in zip(cases, data["asked"], strict=True) if entry is not None}
+
+
+def test_the_drawer_has_each_case_input_and_expected_from_a_folder_or_the_store(tmp_path: Path) -> None:
+    out, store = tmp_path / "out", str(tmp_path / "s.sqlite")
+    assert (
+        runner.invoke(app, ["run", "--demo", "--store", store, "--out", str(out), "--no-progress"]).exit_code
+        == 0
+    )
+    cases = [json.loads(line) for line in (out / "cases.jsonl").read_text().splitlines()]
+    assert {
+        "eval_id": "multiply",
+        "input": "What is 17 * 23? Answer with the number.",
+        "expected": 391,
+    }.items() <= (next(case for case in cases if case["eval_id"] == "multiply").items())
+    for source in (str(out), "latest"):  # the run folder, and the run as the store keeps it
+        page = tmp_path / "r.html"
+        result = runner.invoke(app, ["report", source, "--store", store, "--out", str(page)])
+        assert result.exit_code == 0, result.output
+        asked = _asked(page.read_text(encoding="utf-8"))
+        assert asked["multiply"] == ["What is 17 * 23? Answer with the number.", "391"], source
+        assert asked["person-json"][0] == "Return Ada Lovelace as JSON with name and birth year."
+        assert asked["person-json"][1] is None and len(asked) == 13
 
 
 def test_report_of_runs_with_baseline_dates_and_category(tmp_path: Path) -> None:

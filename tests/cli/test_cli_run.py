@@ -58,7 +58,7 @@ def test_validate_good_and_bad(tmp_path: Path) -> None:
     )
     result = runner.invoke(app(), ["validate", str(good)])
     assert result.exit_code == 0
-    assert "valid suite 's': 1 cases, 1 evaluated target(s), 4 trials planned" in result.output
+    assert "valid suite 's': 1 case, 1 evaluated target, 4 trials planned" in result.output
     bad = tmp_path / "bad.yaml"
     bad.write_text(good.read_text().replace("count: 4", "count: -4"))
     result = runner.invoke(app(), ["validate", str(bad)])

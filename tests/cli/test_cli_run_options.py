@@ -58,8 +58,8 @@ def test_dry_run_runs_and_stores_nothing_then_estimates_from_the_store_history(t
     store = tmp_path / "s.sqlite"
     code, output = demo(tmp_path, "--dry-run", "--category", "arithmetic")
     assert code == 0, output
-    assert "dry run of suite 'demo': 4 case(s): multiply, sqrt-two, power, big-prime" in output
-    assert "target sim-agent: 8 trial(s); estimated cost unknown; 0 earlier trial(s) in the store" in output
+    assert "dry run of suite 'demo': 4 cases: multiply, sqrt-two, power, big-prime" in output
+    assert "target sim-agent: 8 trials; estimated cost unknown; 0 earlier trials in the store" in output
     assert not store.exists()  # nothing written, not even an empty store
     code, output = demo(tmp_path, "--out", str(tmp_path / "out"))  # a real run: 13 cases x 2 trials
     assert code == 0, output
@@ -69,7 +69,7 @@ def test_dry_run_runs_and_stores_nothing_then_estimates_from_the_store_history(t
         runs = db.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
     code, output = demo(tmp_path, "--dry-run", "--trials", "4", "--case", "multiply")
     assert code == 0, output
-    assert f"target sim-agent: 4 trial(s); estimated cost ${4 * mean:.4g}; 26 earlier trial(s)" in output
+    assert f"target sim-agent: 4 trials; estimated cost ${4 * mean:.4g}; 26 earlier trials" in output
     assert f"mean ${mean:.4g} per trial" in output and f"estimated total ${4 * mean:.4g}" in output
     with sqlite3.connect(store) as db:
         assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == runs  # the dry run stored no run
@@ -112,8 +112,7 @@ def test_dry_run_prices_the_history_tokens_with_the_price_table(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     per_trial = (2000 * 2.0 + 100 * 10.0) / 1e6  # mean tokens (2000 in, 100 out) at today's prices
     assert (
-        f"target gpt: 5 trial(s); estimated cost ${5 * per_trial:.4g} (price table); 3 earlier"
-        in result.output
+        f"target gpt: 5 trials; estimated cost ${5 * per_trial:.4g} (price table); 3 earlier" in result.output
     )
 
 

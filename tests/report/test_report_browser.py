@@ -103,3 +103,47 @@ def test_the_checks_catch_a_request_and_a_script_error(tmp_path: Path, open_page
     problems = open_page(bad).problems()
     assert any(p.startswith("request: http://example.invalid/") for p in problems)
     assert any(p.startswith("exception:") for p in problems)
+
+
+CHART_TEXT = """Array.from(document.querySelectorAll('svg.chart text')).map(t => [
+    parseFloat(getComputedStyle(t).fontSize) * t.ownerSVGElement.getScreenCTM().a,
+    t.getBBox().x, t.getBBox().x + t.getBBox().width, t.ownerSVGElement.viewBox.baseVal.width,
+    t.textContent])"""
+
+
+def test_chart_text_is_readable_and_no_label_is_clipped(tmp_path: Path, open_page) -> None:
+    """At 100% zoom every chart text is at least 11 px (at a desktop width and at a narrow one), and
+    every label lies inside its chart: the trends chart's last date included."""
+    runs = [
+        write_trials(tmp_path / f"r{i}.jsonl", 30, 6, seed=i, targets=("model-a", "model-b"), started=day)
+        for i, day in enumerate(["2025-01-06T10:00:00Z", "2025-01-13T10:00:00Z", "2025-01-20T10:00:00Z"])
+    ]
+    page = open_page(write_report(tmp_path / "r.html", runs))
+    for width in (1280, 800):
+        page.send(
+            "Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False
+        )
+        texts = page.eval(CHART_TEXT)
+        assert {text for *_, text in texts} >= {"2025-01-06", "2025-01-20", "k", "run date"}
+        for size, left, right, chart_width, text in texts:
+            assert size >= 11, (width, text, size)
+            assert 0 <= left and right <= chart_width, (width, text, left, right, chart_width)
+    assert page.problems() == []
+
+
+def test_the_drawer_shows_what_the_case_asked_and_expected(tmp_path: Path, open_page) -> None:
+    from typer.testing import CliRunner
+
+    from trialscore.cli import app
+
+    out = tmp_path / "out"
+    args = ["run", "--demo", "--store", str(tmp_path / "s.sqlite"), "--out", str(out), "--no-progress"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    page = open_page(write_report(tmp_path / "r.html", [out]))
+    page.eval(
+        "Array.from(document.querySelectorAll('#cases button.case'))"
+        ".find(b => b.textContent === 'multiply').click()"
+    )
+    shown = page.eval("Array.from(document.querySelectorAll('#drawer-body .asked')).map(e => e.textContent)")
+    assert shown == ["input", "What is 17 * 23? Answer with the number.", "expected", "391"]
+    assert page.problems() == []

@@ -132,10 +132,11 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
 
     base = run(
         tmp_path / "base.jsonl",
-        {"a1": "ppp", "a2": "ppp", "b1": "fff", "b2": "pfp", "c1": "ppf", "d9": "ppp"},
+        {"a1": "ppp", "a2": "ppp", "b1": "fff", "b2": "pfp", "c1": "ppf", "c2": "ppppppppfp", "d9": "ppp"},
     )
     now = run(
-        tmp_path / "now.jsonl", {"a1": "fff", "a2": "pfp", "b1": "ppp", "b2": "fff", "c1": "pfp", "e1": "ppp"}
+        tmp_path / "now.jsonl",
+        {"a1": "fff", "a2": "pfp", "b1": "ppp", "b2": "fff", "c1": "pfp", "c2": "pppffpfppf", "e1": "ppp"},
     )
     html = build_report([now], baseline=base)
     flips = dict(re.findall(r'<button class="case">(\w+)</button>.*?class="flip [\w-]+">([\w ]+)<', html))
@@ -145,27 +146,64 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
         "b1": "improved",
         "b2": "regressed",
         "c1": "stable",
+        "c2": "lower",  # 0.9 -> 0.6, flaky in both runs: lower, never stable
         "e1": "new",
     }
+    deltas = dict(
+        re.findall(
+            r'<button class="case">(\w+)</button>.*?<td data-v="[-\d.]+">([^<]+)</td><td class="flip', html
+        )
+    )
+    assert deltas == {
+        "a1": "-1.00", "a2": "-0.33", "b1": "+1.00", "b2": "-0.67", "c1": "0.00", "c2": "-0.30", "e1": "—"
+    }  # fmt: skip
     counts = dict(re.findall(r'<li><span class="flip [\w-]+">([\w ]+)</span> (\d+)</li>', html))
     assert counts == {
         "regressed": "2",
         "became flaky": "1",
+        "lower": "1",
+        "higher": "0",
         "improved": "1",
         "stable": "1",
         "new": "1",
         "removed": "1",
     }
+    # the cases that changed, by their delta, the largest fall first, with before and now
+    changed = html.split("<h3>Cases that changed</h3>", 1)[1].split("</table>", 1)[0]
+    listed = re.findall(
+        r"<tr><td>(\w+)</td><td>m</td><td>\w</td><td>([\d/]+)</td><td>([\d/]+)</td><td>([^<]+)</td>", changed
+    )
+    assert listed == [
+        ("a1", "3/3", "0/3", "-1.00"),
+        ("b2", "2/3", "0/3", "-0.67"),
+        ("a2", "3/3", "2/3", "-0.33"),
+        ("c2", "9/10", "6/10", "-0.30"),
+        ("b1", "0/3", "3/3", "+1.00"),
+    ]
     # the paired verdict per target is compare_paired's (pass@1 per case, shared cases only)
     from trialscore.stats import compare_paired
 
     result = compare_paired(
-        {"a1": [1, 1, 1], "a2": [1, 1, 1], "b1": [0, 0, 0], "b2": [1, 0, 1], "c1": [1, 1, 0]},
-        {"a1": [0, 0, 0], "a2": [1, 0, 1], "b1": [1, 1, 1], "b2": [0, 0, 0], "c1": [1, 0, 1]},
+        {
+            "a1": [1, 1, 1],
+            "a2": [1, 1, 1],
+            "b1": [0, 0, 0],
+            "b2": [1, 0, 1],
+            "c1": [1, 1, 0],
+            "c2": [1] * 8 + [0, 1],
+        },
+        {
+            "a1": [0, 0, 0],
+            "a2": [1, 0, 1],
+            "b1": [1, 1, 1],
+            "b2": [0, 0, 0],
+            "c1": [1, 0, 1],
+            "c2": [1, 1, 1, 0, 0, 1, 0, 1, 1, 0],
+        },
         permutations=0,
     )
     assert (
-        f"<td>{result.delta:+.3g}</td><td>[{result.interval.low:+.3g}, {result.interval.high:+.3g}]</td>"
+        f"<td>{result.delta:+.3f}</td><td>[{result.interval.low:+.3f}, {result.interval.high:+.3f}]</td>"
         in html
     )
     assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html
@@ -331,3 +369,34 @@ def test_a_repeated_trial_names_its_line_in_either_reading(tmp_path: Path) -> No
             EvaluationError, match=rf"{path.name} line 6: case 'a' \(target None\) has trial 0 twice"
         ):
             read_run(path, skip_invalid=True)
+
+
+def test_the_headline_uses_one_k_for_every_target_and_does_not_repeat_its_table(tmp_path: Path) -> None:
+    rows = [
+        _record(f"c{i}", t, "pass" if (i + t) % 3 else "fail", target="a") for i in range(6) for t in range(8)
+    ]
+    rows += [
+        _record(f"c{i}", t, "pass" if (i + t) % 4 else "fail", target="b") for i in range(6) for t in range(5)
+    ]
+    html = build_report([_write(tmp_path / "t.jsonl", rows)])
+    headline = html.split('<section id="headline"', 1)[1].split("</section>", 1)[0]
+    cards = headline.split('<article class="card">')[1:]
+    assert len(cards) == 2
+    for card in cards:  # target a has 8 trials a case, b 5: both at k = 5, the most both have
+        labels = re.findall(r'<th scope="row">([^<]+)</th>', card)
+        assert labels == ["pass@1", "pass@5", "pass^1", "pass^5"], labels
+    assert "pass@k and pass^k at k = 5 for every target" in headline
+    # the list under each table says how the intervals were made, not the table again at four decimals
+    for card in cards:
+        notes = card.split('<ul class="rules">', 1)[1].split("</ul>", 1)[0]
+        assert "95% wilson-eff intervals over 6 cases (effective number of cases: pass@1 " in notes
+        assert not re.search(r"\[\d\.\d{4}", notes) and "pass@5: " not in notes, notes
+
+
+def test_the_header_date_is_a_formatted_date(tmp_path: Path) -> None:
+    path = write_trials(tmp_path / "t.jsonl", 6, 3, seed=1, started="2025-01-06T10:00:00.123456Z")
+    html = build_report([path])
+    assert (
+        '<dt>date</dt><dd><time datetime="2025-01-06T10:00:00.123456Z">2025-01-06 10:00 UTC</time></dd>'
+        in html
+    )

@@ -100,7 +100,7 @@ def test_skip_invalid_skips_a_row_missing_fields_and_counts_it_once(tmp_path, ne
     code, stdout, stderr = _score(str(path), "--skip-invalid", "-f", "json")
     assert code == 0, stderr
     assert json.loads(stdout)["rows"]["rows_skipped"] == 1
-    assert stderr.count("\n") == 1 and "skipped 1 invalid row(s)" in stderr
+    assert stderr.count("\n") == 1 and "skipped 1 invalid row;" in stderr
 
 
 def test_the_clean_rows_of_a_damaged_file_count_as_the_clean_file(tmp_path):

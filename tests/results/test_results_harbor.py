@@ -40,7 +40,7 @@ def test_counts_per_item_and_target_from_a_folder_of_jobs() -> None:
     # the jobs' own result.json files are not trials; the running trial is noted, not counted
     assert counts.stats.rows_read == 23
     assert counts.stats.notes == (
-        f"{JOBS}: 1 trial(s) with neither finished_at nor exception_info are still running",
+        f"{JOBS}: 1 trial with neither finished_at nor exception_info is still running",
     )
 
 

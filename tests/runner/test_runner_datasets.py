@@ -132,7 +132,7 @@ def test_every_problem_is_reported_at_once_at_its_file_and_line(tmp_path: Path) 
         f"{path}:8: cases[3].file: cannot read {tmp_path}/missing.jsonl: No such file or directory",
         f"{path}:9: cases[4].file: cannot tell the format of '{tmp_path}/qa.txt' from its name",
         f"{path}:10: cases[5].category: no row of {tmp_path}/more.jsonl has the column 'topic'",
-        f"{tmp_path}/qa.jsonl:3: input (input): Input should be a valid string; got 3",
+        f"{tmp_path}/qa.jsonl:3: input (input): must be a string, a mapping or a list; got 3",
         f"{tmp_path}/qa.jsonl:4: not valid JSON",
         f"{tmp_path}/qa.jsonl:5: no value for column input (input); the row has: id, expected",
         f'{tmp_path}/qa.jsonl:6: a row must be a JSON object; got ["a list"]',
@@ -140,6 +140,8 @@ def test_every_problem_is_reported_at_once_at_its_file_and_line(tmp_path: Path) 
         f"{tmp_path}/bad.csv:4: the row has 2 cells; the header has 3",
     ):
         assert line in text, (line, text)
+    # one line for the one bad cell (not one per type the union allows)
+    assert sum(f"{tmp_path}/qa.jsonl:3:" in line for line in found) == 1, text
     # the CSV row after a two-line cell is reported at its own line (4), the first row is fine
     assert f"{tmp_path}/bad.csv:2" not in text and f"{tmp_path}/bad.csv:5" not in text
     # the suite-file problems come first, then the datasets by line

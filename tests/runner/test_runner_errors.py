@@ -138,7 +138,7 @@ def test_a_partly_errored_run_exits_0_and_shows_the_errors_and_sub_cent_costs(tm
     assert summary["warnings"] == ["2 of 5 trials errored and are left out of the metrics; see errors"]
     # Sub-cent costs: three trials at $0.00021, printed with their digits, not as $0.0000.
     assert abs(summary["targets"]["a"]["cost_usd"] - 0.00063) < 1e-12
-    assert "cost $0.00063 + 2 trial(s) of unknown cost" in done.stdout and "$0.0000" not in done.stdout
+    assert "cost $0.00063 + 2 trials of unknown cost" in done.stdout and "$0.0000" not in done.stdout
     assert "0.00042" in done.stdout  # case-0's two trials in the table's cost column
     # The effective trial count is written, not null, with the cases whose own count differs.
     assert summary["settings"]["trials"] == 2 and summary["settings"]["trials_source"] == "suite"

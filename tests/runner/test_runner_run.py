@@ -338,7 +338,7 @@ def test_target_without_cost_warns_once_and_goes_on(tmp_path: Path) -> None:
     assert buffer.getvalue().count("cost_limit_usd cannot be enforced") == 1
     assert report.cost["limit_enforced"] is False and report.cost["trials_with_unknown_cost"] == 12
     assert report.warnings == (
-        "cost limit could not be enforced: 12 trial(s) reported no cost; trials went on",
+        "cost limit could not be enforced: 12 trials reported no cost; trials went on",
     )
     assert write_and_read_summary(report)["cost"]["limit_enforced"] is False
 
@@ -359,6 +359,8 @@ def test_single_trial_cases_give_the_plain_record(tmp_path: Path) -> None:
         "score": 1.0,
         "verdict": "pass",
         "cost_usd": None,
+        "input": "question 0",  # what the case asked and expected (the report's drawer shows them)
+        "expected": "yes",
     }
 
 

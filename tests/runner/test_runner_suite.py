@@ -97,7 +97,31 @@ MALFORMED = [
         "misspelled key",
         ("concurrency: 3", "concurency: 3"),
         24,
-        r"execution\.concurency: Extra inputs are not permitted; got 3",
+        r"execution\.concurency: unknown field \(did you mean 'concurrency'\?\); got 3",
+    ),
+    (
+        "misspelled grader key",
+        ("{type: exact}", "{type: exact, vlaue: 4}"),
+        10,
+        r"graders\[0\]\.vlaue: unknown field \(did you mean 'value'\?\); got 4",
+    ),
+    (
+        "unknown key like no field",
+        ("seed: 11", "seed: 11\n  colour: blue"),
+        26,
+        r"execution\.colour: unknown field \(the fields here: trials, cost_limit_usd, concurrency, ",
+    ),
+    (
+        "argv written as a string",
+        ("argv: [bc, -q]", "argv: bc -q"),
+        3,
+        r"targets\[0\]\.argv: must be a list, written \[bc, -q\]; got 'bc -q'",
+    ),
+    (
+        "input that is none of string, mapping, list",
+        ('input: "2+2"', "input: 5"),
+        12,
+        r"cases\[0\]\.input: must be a string, a mapping or a list; got 5$",
     ),
     (
         "unknown target type",
@@ -189,6 +213,28 @@ def test_all_problems_are_reported_at_once(tmp_path: Path) -> None:
     )
     assert "invalid suite (2 problems)" in text
     assert "execution.trials.count" in text and "execution.concurrency" in text
+
+
+def test_cross_field_rules_are_reported_with_field_errors(tmp_path: Path) -> None:
+    # trials.count is invalid, trials.strategy is not: the rule on strategy 'mean' is judged in the same pass
+    text = problems(tmp_path, VALID.replace("count: 5, strategy: pass_at_k", "count: 0, strategy: mean"))
+    assert "invalid suite (2 problems)" in text, text
+    assert "execution.trials.count: Input should be greater than or equal to 1; got 0" in text
+    assert (
+        "execution.threshold: strategy 'mean' compares the mean score to threshold, which is not set" in text
+    )
+    # the same in a case's own execution
+    text = problems(
+        tmp_path,
+        VALID.replace("count: 7, strategy: mean}\n      threshold: 0.7", "count: 0, strategy: mean}"),
+    )
+    assert "invalid suite (2 problems)" in text, text
+    assert "cases[1].execution.trials.count" in text and "cases[1].execution.threshold" in text
+
+
+def test_an_invalid_strategy_holds_back_the_rule_that_reads_it(tmp_path: Path) -> None:
+    text = problems(tmp_path, VALID.replace("strategy: pass_at_k", "strategy: best_of"))
+    assert "invalid suite (1 problem)" in text and "execution.trials.strategy" in text, text
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path: Path) -> None:

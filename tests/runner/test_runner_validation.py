@@ -108,6 +108,41 @@ def test_field_errors_do_not_hide_cross_field_errors(tmp_path: Path) -> None:
     assert len(lines) == len(expected), lines
 
 
+def test_validate_words_each_bad_value_once_with_a_hint(tmp_path: Path) -> None:
+    """``trialscore validate`` in process: one line per bad value, the field a typo meant, how to write a
+    list, and a cross-field rule beside the field error that sits next to it; exit 2, no traceback."""
+    from typer.testing import CliRunner
+
+    from trialscore.cli import app
+
+    path = write(
+        tmp_path,
+        """\
+        name: s
+        targets:
+          - {name: cli, type: command, argv: python3 agent.py}
+        graders: [{type: exact}]
+        cases:
+          - {id: a, input: 5, expected: "1"}
+        execution:
+          trials: {count: 0, strategy: mean}
+          concurency: 4
+        """,
+    )
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line.strip() for line in result.output.splitlines()[1:]]
+    assert lines == [
+        f"{path}:3: targets[0].argv: must be a list, written [python3, agent.py]; got 'python3 agent.py'",
+        f"{path}:6: cases[0].input: must be a string, a mapping or a list; got 5",
+        f"{path}:8: execution.trials.count: Input should be greater than or equal to 1; got 0",
+        f"{path}:8: execution.threshold: strategy 'mean' compares the mean score to threshold, "
+        "which is not set",
+        f"{path}:9: execution.concurency: unknown field (did you mean 'concurrency'?); got 4",
+    ], result.output
+
+
 def test_a_bad_regex_is_one_problem_not_also_an_empty_case_list(tmp_path: Path) -> None:
     lines = problems(
         write(

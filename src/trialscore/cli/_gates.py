@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from trialscore.cli._app import console, errors
-from trialscore.cli._render import Report, Section, cell, markdown
+from trialscore.cli._render import Report, Section, markdown, styled_rows
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from trialscore.runner.adaptive_paired import BaselineComparison
     from trialscore.runner.gates import GateResult, GateRule, Threshold
     from trialscore.runner.orchestrator import RunReport
+    from trialscore.stats.cases import CaseChange
 
 __all__ = ["AnnotationsOption", "RunChecks", "RunVerdict", "finish_run", "judge_run", "step_summary"]
 
@@ -120,7 +121,7 @@ class RunVerdict:
     judged: bool
     gates: tuple[GateResult, ...] = ()
     comparisons: tuple[dict[str, Any], ...] = ()
-    regressed: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    regressed: dict[str, list[CaseChange]] = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -143,13 +144,13 @@ class RunVerdict:
         }
 
 
-def _case_rates(counts: ItemCounts) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
+def _case_counts(counts: ItemCounts) -> dict[str, dict[str, tuple[int, int]]]:
+    """Target -> case -> (scored trials, passes)."""
+    out: dict[str, dict[str, tuple[int, int]]] = {}
     for group in counts.groups():
-        rates = out.setdefault(str(dict(group.key)["target"] or ""), {})
+        cases = out.setdefault(str(dict(group.key)["target"] or ""), {})
         for item, n, c in zip(group.item.tolist(), group.n.tolist(), group.c.tolist(), strict=True):
-            if n > 0:
-                rates[str(item)] = c / n
+            cases[str(item)] = (int(n), int(c))
     return out
 
 
@@ -162,6 +163,7 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
         sequential_baseline_gates,
         threshold_gates,
     )
+    from trialscore.stats.cases import case_changes
 
     if not report.records:
         return RunVerdict(judged=False)
@@ -172,7 +174,7 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     if checks.max_error_rate is not None:
         gates += error_rate_gates(current, checks.max_error_rate)
     comparisons: list[dict[str, Any]] = []
-    regressed: dict[str, dict[str, tuple[float, float]]] = {}
+    regressed: dict[str, list[CaseChange]] = {}
     sequential = (report.adaptive or {}).get("comparison")
     if sequential is not None:
         found, comparisons = sequential_baseline_gates(sequential, checks.fail_on_regression)
@@ -180,16 +182,11 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     elif checks.baseline is not None:
         found, comparisons = baseline_gates(checks.baseline, current, checks.fail_on_regression)
         gates += found
-        before, now = _case_rates(checks.baseline), _case_rates(current)
-        for body in comparisons:
-            if body["verdict"] != "regression":
-                continue
-            target = body["target"]
-            regressed[target] = {
-                case: (before[target][case], rate)
-                for case, rate in now.get(target, {}).items()
-                if case in before.get(target, {}) and rate < before[target][case]
-            }
+        before = _case_counts(checks.baseline)
+        for target, cases in _case_counts(current).items():  # a case regressed when its own test says so
+            changes = case_changes(before.get(target, {}), cases)
+            if any(change.direction == "regressed" for change in changes):
+                regressed[target] = changes
     return RunVerdict(True, tuple(gates), tuple(comparisons), regressed)
 
 
@@ -250,13 +247,18 @@ def _annotations(report: RunReport, verdict: RunVerdict) -> list[str]:
                 title=f"trialscore: {case.eval_id} failed",
             )
         )
-    for target, cases in verdict.regressed.items():
-        for case_id, (before, now) in cases.items():
+    for target, changes in verdict.regressed.items():
+        for change in changes:
+            if change.direction != "regressed":
+                continue
+            case_id = str(change.case)
+            (n1, c1), (n2, c2) = change.before, change.now
             lines.append(
                 annotation(
                     "error",
-                    f"{case_id} regressed against the baseline on target {target}: pass rate "
-                    f"{before:.3g} -> {now:.3g} (the target's pass@1 fell significantly)",
+                    f"{case_id} regressed against the baseline on target {target}: passed {c1}/{n1} -> "
+                    f"{c2}/{n2} (Fisher exact p={change.p_value:.2g}, significant at 0.05 after Holm's "
+                    f"correction over the {len(changes)} cases compared; noise is not annotated)",
                     file=file,
                     line=suite.case_line(case_id),
                     title=f"trialscore: {case_id} regressed",
@@ -273,8 +275,7 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
 
     if verdict.gates:
         section = _gate_section(verdict)
-        rows = [[cell(value) for value in row] for row in section.rows]
-        console.print(fitted_table(section.title, section.header, rows, console.width))
+        console.print(fitted_table(section.title, section.header, styled_rows(section), console.width))
         if checks.baseline_name is not None:
             console.print(Text(f"baseline: {checks.baseline_name}"), highlight=False)
     if checks.junit is not None:

@@ -5,7 +5,8 @@ A group is *not tested* when its data are valid but too small for the figure
 (:class:`~trialscore.errors.InsufficientDataError`: one case in a category, fewer trials than k, every
 trial errored); any other error is bad input and stops the command.
 
->>> from trialscore.errors import InsufficientDataError
+>>> from trialscore._words import plural
+from trialscore.errors import InsufficientDataError
 >>> def paired(cases):
 ...     if cases < 2:
 ...         raise InsufficientDataError("share 1 item", unit="items", needed=2, got=cases)
@@ -22,20 +23,12 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from trialscore._words import plural
 from trialscore.errors import InsufficientDataError
 
-__all__ = ["Untested", "judge_each", "plural", "reason"]
+__all__ = ["Untested", "judge_each", "reason"]
 
 T = TypeVar("T")
-
-
-def plural(count: int, noun: str) -> str:
-    """``1 case``, ``2 cases``.
-
-    >>> plural(1, "item"), plural(3, "item")
-    ('1 item', '3 items')
-    """
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def reason(error: InsufficientDataError) -> str:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
+from trialscore._words import plural
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_NOT_JUDGED, errors
 from trialscore.core.metrics import metric_names
 from trialscore.errors import EvaluationError
@@ -279,7 +280,7 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
     """Warn on stderr that ``rows`` invalid rows were skipped, naming the first."""
     if rows:
         errors.print(
-            f"warning: skipped {rows} invalid row(s); first: {first}",
+            f"warning: skipped {plural(rows, 'invalid row')}; first: {first}",
             markup=False,
             highlight=False,
             soft_wrap=True,

@@ -3,6 +3,12 @@
 A command builds a :class:`Report` (the JSON payload plus the same numbers as titled
 tables with notes) and hands it to :func:`render`; how each format looks is decided here
 only.  Everything shown is data: it is never read as Rich markup.
+
+Numbers are rounded where they are shown, never where they are kept: a table cell has four
+significant digits (:func:`cell`), a difference of rates (:class:`Change`) four decimals with
+its sign, so a slope of ``4.253e-18`` (float noise around zero) reads ``0.0000``; CSV and JSON
+carry the full value.  In the terminal the verdict columns are coloured (a regression red, an
+improvement green; plain off a terminal or with ``NO_COLOR``).
 """
 
 from __future__ import annotations
@@ -21,9 +27,24 @@ from rich.text import Text
 
 from trialscore.cli._app import console
 from trialscore.cli._options import OutputFormat
-from trialscore.terminal import fitted_table
+from trialscore.terminal import fitted_table, verdict
 
-__all__ = ["Report", "Section", "cell", "markdown", "render"]
+__all__ = ["Change", "Report", "Section", "cell", "markdown", "render"]
+
+#: Table columns whose words are verdicts, coloured in the terminal (``terminal.VERDICT_STYLES``).
+VERDICT_COLUMNS = frozenset({"verdict", "trend", "result"})
+
+
+@dataclass(frozen=True)
+class Change:
+    """A difference of rates in a table (a delta, an interval's end, a slope): shown with its sign to
+    four decimals, as the value itself in CSV.
+
+    >>> cell(Change(0.0230769)), cell(Change(-0.07351)), cell(Change(4.253e-18)), cell(Change(None))
+    ('+0.0231', '-0.0735', '0.0000', '—')
+    """
+
+    value: float | None
 
 
 @dataclass(frozen=True)
@@ -51,9 +72,21 @@ class Report:
 
 
 def cell(value: object, digits: int = 4) -> str:
-    """A table cell: ``—`` for a missing value, floats to ``digits`` significant digits."""
+    """A table cell: ``—`` for a missing value, floats to ``digits`` significant digits, yes / no.
+
+    >>> cell(0.70769), cell(True), cell(None), cell(3)
+    ('0.7077', 'yes', '—', '3')
+    """
+    if isinstance(value, Change):
+        value = value.value
+        if value is None or not math.isfinite(value):
+            return cell(value)
+        text = f"{value:+.4f}"
+        return text[1:] if float(text) == 0 else text  # no sign on a rounded zero
     if value is None:
         return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.{digits}g}" if math.isfinite(value) else str(value)
     return str(value)
@@ -90,7 +123,8 @@ def _csv(section: Section) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(section.header)
     for row in section.rows:
-        writer.writerow(["" if value is None else value for value in row])
+        values = (value.value if isinstance(value, Change) else value for value in row)
+        writer.writerow(["" if value is None else value for value in values])
     return buffer.getvalue()
 
 
@@ -130,6 +164,15 @@ def markdown(report: Report, *, html_safe: bool = False) -> str:
     return _markdown(Report(report.payload, sections, [str(_safe(line)) for line in report.footer]))
 
 
+def styled_rows(section: Section) -> list[list[str | Text]]:
+    """The rows of ``section`` as terminal cells: :func:`cell` text, the verdict columns coloured."""
+    coloured = [name in VERDICT_COLUMNS for name in section.header]
+    return [
+        [verdict(cell(value)) if colour else cell(value) for colour, value in zip(coloured, row, strict=True)]
+        for row in section.rows
+    ]
+
+
 def _table(report: Report) -> None:
     for section in report.sections:
         title = section.title
@@ -137,8 +180,7 @@ def _table(report: Report) -> None:
             lead = Text(f"{title}: ", style="bold") + section.lead if title else Text(section.lead)
             console.print(lead, highlight=False)
             title = ""
-        rows = [[cell(value) for value in row] for row in section.rows]
-        console.print(fitted_table(title or None, section.header, rows, console.width))
+        console.print(fitted_table(title or None, section.header, styled_rows(section), console.width))
         for note in section.notes:
             console.print(f"  {note}", markup=False, highlight=False)
     for line in report.footer:

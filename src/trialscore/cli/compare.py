@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import EXIT_GATE_FAILED, EXIT_NOT_JUDGED, app, errors
 from trialscore.cli._gates import step_summary
-from trialscore.cli._groups import Untested, judge_each, plural
+from trialscore.cli._groups import Untested, judge_each
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -31,7 +32,7 @@ from trialscore.cli._options import (
     same_suite,
     split,
 )
-from trialscore.cli._render import Report, Section, render
+from trialscore.cli._render import Change, Report, Section, render
 from trialscore.cli.score import rows_line
 from trialscore.errors import EvaluationError
 
@@ -129,7 +130,7 @@ def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
         if not (only_a or only_b):
             continue
         note = (
-            f"{c['label']}: compared the {c['paired_items']} items in both runs "
+            f"{c['label']}: compared the {plural(c['paired_items'], 'item')} in both runs "
             "(baseline and candidate scores are over those items)"
         )
         if only_a:
@@ -224,10 +225,11 @@ def compare(
     rows = []
     for c in comparisons:
         if c["design"] == "bayes":
-            bounds, p_text = (None, None), f"P(better)={c['probability']:.3g}"
+            bounds: tuple[Change | None, ...] = (None, None)
+            p_text = f"P(better)={c['probability']:.3g}"
         else:
-            bounds, p_text = (c["interval"]["low"], c["interval"]["high"]), c["p_value"]
-        scores = (c["baseline_score"], c["candidate_score"], c["delta"])
+            bounds, p_text = (Change(c["interval"]["low"]), Change(c["interval"]["high"])), c["p_value"]
+        scores = (c["baseline_score"], c["candidate_score"], Change(c["delta"]))
         rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
     rows += [[u.label, *([None] * 7), "not tested"] for u in untested]
     rows += [[label, *([None] * 7), "only in baseline"] for label in only_in_baseline]

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
-from trialscore.cli._groups import judge_each, plural
+from trialscore.cli._groups import judge_each
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tempfile
 from datetime import date
 from enum import Enum
@@ -56,9 +57,31 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
         with tempfile.TemporaryDirectory(prefix="trialscore-") as folder:
             trials = Path(folder) / "trials.jsonl"
             trials.write_text("".join(record.model_dump_json() + "\n" for record in source.records))
+            if detail:  # what each case asked and expected, from the suite the store kept
+                asked = _stored_cases(read.store, source.label.removeprefix("run "))
+                (Path(folder) / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in asked))
             run = read_run(trials, columns, read.skip_invalid, label=source.label, detail=detail)
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
     return run
+
+
+def _stored_cases(store: Path | None, run_id: str) -> list[dict[str, object]]:
+    """Each case's id, input and expected value from the suite a stored run was started with, as its
+    ``cases.jsonl`` holds them; none when the store kept no suite text or it no longer reads."""
+    from trialscore.runner.outputs import case_fields
+    from trialscore.runner.store import DEFAULT_STORE, open_history
+    from trialscore.runner.suite import suite_from_text
+
+    with open_history(store if store is not None else DEFAULT_STORE) as opened:
+        info = opened.run(run_id)
+    if info.suite_text is None:
+        return []
+    path = Path(info.suite_path) if info.suite_path is not None else None
+    try:
+        suite = suite_from_text(info.suite_text, info.suite_path or run_id, path, environment=False)
+    except EvaluationError:  # a dataset file moved since: the drawer shows the trials without them
+        return []
+    return [{"eval_id": case.id, **case_fields(case)} for case in suite.cases]
 
 
 def write_run_report(folder: Path) -> Path:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from trialscore._words import plural
 from trialscore.cli._app import (
     EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
@@ -51,18 +52,18 @@ def _print_dry_run(suite: Any, options: Any) -> None:
     plan = plan_run(suite, options)
     shown = ", ".join(plan.case_ids[:20]) + (", ..." if len(plan.case_ids) > 20 else "")
     console.print(
-        f"dry run of suite {escape(plan.suite)!r}: {len(plan.case_ids)} case(s): {escape(shown)}",
+        f"dry run of suite {escape(plan.suite)!r}: {plural(len(plan.case_ids), 'case')}: {escape(shown)}",
         soft_wrap=True,
     )
     for target in plan.targets:
         cost = "unknown" if target.estimated_cost_usd is None else f"${target.estimated_cost_usd:.4g}"
-        history = f"{target.history_trials} earlier trial(s) in the store" + (
+        history = f"{plural(target.history_trials, 'earlier trial')} in the store" + (
             f", mean ${target.mean_cost_per_trial:.4g} per trial"
             if target.mean_cost_per_trial is not None
             else ""
         )
         prices = " (price table)" if target.prices is not None else ""
-        planned = f"{target.trials} trial(s); estimated cost {cost}{prices}"
+        planned = f"{plural(target.trials, 'trial')}; estimated cost {cost}{prices}"
         console.print(f"  target {escape(target.target)}: {planned}; {history}", soft_wrap=True)
     total = "unknown" if plan.estimated_cost_usd is None else f"${plan.estimated_cost_usd:.4g}"
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
@@ -370,7 +371,8 @@ def run(
         report = run_suite(loaded, options, errors)
         if not report.completed:
             errors.print(
-                f"[yellow]interrupted:[/yellow] {report.committed} of {report.planned} trials are committed "
+                f"[yellow]interrupted:[/yellow] {report.committed} of {plural(report.planned, 'trial')} "
+                "committed "
                 f"in {escape(str(report.store))} (run {report.run_id}).\n"
                 f"Resume with: {escape(report.resume_command)}",
                 soft_wrap=True,
@@ -385,7 +387,7 @@ def run(
         summary = build_summary(report)
         print_run(report, summary, console)
         console.print(
-            f"run {report.run_id}: {report.ran_now} trials run now, {report.committed} stored, "
+            f"run {report.run_id}: {plural(report.ran_now, 'trial')} run now, {report.committed} stored, "
             f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
             soft_wrap=True,
         )

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
-from trialscore.cli._groups import plural
 from trialscore.cli._options import JSON_VERSION, FormatOpt, OutputFormat, bad_input
 from trialscore.cli._render import Report, Section, render
 
@@ -108,6 +108,7 @@ def _target_rows(records: list[Any]) -> list[dict[str, Any]]:
     """Per target: cases, trials, errored, flaky and failing cases, pass@1 with its interval, cost."""
     from trialscore.results.readers import count_records
     from trialscore.results.scorecard import MetricSpec, metric_interval
+    from trialscore.runner.failures import total_usd
 
     out = []
     for group in count_records(records, by=["target"]).groups():
@@ -123,7 +124,7 @@ def _target_rows(records: list[Any]) -> list[dict[str, Any]]:
             "flaky_cases": int(((group.c > 0) & (group.c < group.n)).sum()),
             "failing_cases": sorted(str(item) for item in group.item[scored & (group.c == 0)]),
             "pass_at_1": None,
-            "cost_usd": math.fsum(known) if known else None,
+            "cost_usd": total_usd(math.fsum(known)) if known else None,
         }
         if scored.any():
             row["pass_at_1"] = metric_interval(group.bank(), MetricSpec("avg")).to_dict()

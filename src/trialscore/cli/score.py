@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
 from trialscore.cli._gates import step_summary
 from trialscore.cli._options import (
@@ -94,9 +95,13 @@ def _section(card: GroupScore) -> Section:
             by_reason.setdefault(m.reason, []).append(m.spec.label)
     reasons = [f"{', '.join(labels)}: {reason}" for reason, labels in by_reason.items()]
     lead = (
-        f"{card.items} items, {card.trials} trials, {card.errored_trials} errored, "
+        f"{plural(card.items, 'item')}, {plural(card.trials, 'trial')}, {card.errored_trials} errored, "
         f"{card.flaky_items} flaky (0 < c < n)"
-        + (f", {card.items_all_errored} items with every trial errored" if card.items_all_errored else "")
+        + (
+            f", {plural(card.items_all_errored, 'item')} with every trial errored"
+            if card.items_all_errored
+            else ""
+        )
     )
     notes = (["intervals: " + "; ".join(methods)] if methods else []) + reasons
     notes += [advice.message for advice in card.advice]

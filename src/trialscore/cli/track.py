@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from trialscore._words import plural
 from trialscore.cli._app import app
-from trialscore.cli._groups import judge_each, plural
+from trialscore.cli._groups import judge_each
 from trialscore.cli._options import (
     JSON_VERSION,
     FormatOpt,
@@ -23,7 +24,7 @@ from trialscore.cli._options import (
     reading_options,
     split,
 )
-from trialscore.cli._render import Report, Section, render
+from trialscore.cli._render import Change, Report, Section, render
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
@@ -80,13 +81,13 @@ def _run_dates(inputs: Sequence[tuple[date | None, Path | RecordSource]], dates:
     return out
 
 
-def _evidence(snapshot: CategorySnapshot) -> list[float | None]:
+def _evidence(snapshot: CategorySnapshot) -> list[Change | float | None]:
     """Slope per run and its p (three or more runs), the change at the latest run and its p."""
     if snapshot.history is not None:
         h = snapshot.history
-        return [h.slope, h.slope_p, h.change, h.change_p]
+        return [Change(h.slope), h.slope_p, Change(h.change), h.change_p]
     if snapshot.comparison is not None:
-        return [None, None, snapshot.comparison.delta, snapshot.comparison.p_value]
+        return [None, None, Change(snapshot.comparison.delta), snapshot.comparison.p_value]
     return [None] * 4
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from trialscore._words import plural
 from trialscore.cli._app import EXIT_BAD_INPUT, app, console, errors
 from trialscore.errors import EvaluationError
 
@@ -29,7 +30,7 @@ def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     trials = sum(loaded.settings_for(case).trials for case in loaded.cases) * len(loaded.evaluated_targets)
     console.print(
-        f"{suite}: valid suite {loaded.name!r}: {len(loaded.cases)} cases, "
-        f"{len(loaded.evaluated_targets)} evaluated target(s), {trials} trials planned",
+        f"{suite}: valid suite {loaded.name!r}: {plural(len(loaded.cases), 'case')}, "
+        f"{plural(len(loaded.evaluated_targets), 'evaluated target')}, {plural(trials, 'trial')} planned",
         soft_wrap=True,
     )

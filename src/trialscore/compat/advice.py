@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_real
+from trialscore._words import plural
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import avg, pass_at_k
 from trialscore.errors import EvaluationError
@@ -190,7 +191,7 @@ def _sample_size(samples: int, interval: Interval | None) -> Advice:
         code, severity, message = (
             "report_range",
             "warning",
-            f"Only {samples} samples: too few for a point estimate",
+            f"Only {plural(samples, 'sample')}: too few for a point estimate",
         )
         quoted, unquoted = ": report the {span}, not a single number", ": report a range, not a single number"
     elif samples <= 30:

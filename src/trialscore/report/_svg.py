@@ -6,7 +6,10 @@ legend.  Colours come from CSS classes (``s0``, ``s1``, ...), so the page's ligh
 themes and print style colour them.  Every text is escaped; coordinates are rounded to one
 decimal, so the same series give the same bytes.
 
-The y axis maps a value :math:`v \in [0, 1]` to :math:`y = top + (1 - v) \cdot height`.
+The y axis maps a value :math:`v \in [0, 1]` to :math:`y = top + (1 - v) \cdot height`.  The chart
+has its size in pixels (``width`` and ``height``) and is drawn at that size or narrower (CSS
+``max-width: 100%``), never wider, so its 12 px text stays at least 11 px in the narrowest card;
+the x axis leaves room for its last label, which is never clipped.
 
 >>> svg = line_chart([Series("pass@k", [0.5, 0.75], [0.4, 0.6], [0.6, 0.9])], ["1", "2"], "demo <1>", "k")
 >>> svg.startswith("<svg") and "demo &lt;1&gt;" in svg and svg.count("<polyline") == 1
@@ -15,6 +18,7 @@ True
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,8 +26,15 @@ from markupsafe import Markup, escape
 
 __all__ = ["Series", "line_chart"]
 
-_WIDTH, _HEIGHT = 460, 236
-_LEFT, _RIGHT, _TOP, _BOTTOM = 40, 12, 12, 68
+#: The chart's width for a few x positions (pass@k over k), its plot height, and its text size: the
+#: page shows a chart at its own size in pixels (or narrower, never wider), so its text is at least
+#: ``_FONT`` * (card width / chart width) px; the narrowest card holds 334 px, so 340 keeps 11.8 px.
+_WIDTH, _PLOT, _FONT = 340, 150, 12
+#: Margins: left of the y labels, above the plot; below it the x labels, the x title and the legend.
+_LEFT, _TOP = 34, 10
+#: An estimate of a character's width in the chart's text (px at _FONT): wide enough for digits.
+_CHAR = 7.0
+_LEGEND_ENTRY = 16 * _CHAR + 18  # a swatch and a name cut to 16 characters
 
 
 @dataclass(frozen=True)
@@ -36,57 +47,93 @@ class Series:
     highs: Sequence[float] | None = None
 
 
-def _x(index: int, count: int) -> float:
-    span = _WIDTH - _LEFT - _RIGHT
-    return _LEFT + (span * index / (count - 1) if count > 1 else span / 2)
+@dataclass(frozen=True)
+class _Frame:
+    """Where the plot is in the chart: its left and right edges, and the number of x positions."""
+
+    width: float
+    left: float
+    right: float
+    count: int
+
+    def x(self, index: int) -> float:
+        span = self.width - self.left - self.right
+        return self.left + (span * index / (self.count - 1) if self.count > 1 else span / 2)
 
 
 def _y(value: float) -> float:
-    return _TOP + (1.0 - min(max(value, 0.0), 1.0)) * (_HEIGHT - _TOP - _BOTTOM)
+    return _TOP + (1.0 - min(max(value, 0.0), 1.0)) * _PLOT
 
 
 def _points(pairs: Sequence[tuple[float, float]]) -> str:
     return " ".join(f"{x:.1f},{y:.1f}" for x, y in pairs)
 
 
+def _frame(ticks: Sequence[str]) -> tuple[_Frame, int]:
+    """The chart's width, its right margin and the step between labelled ticks.
+
+    The margins hold half the first and the last label (each is centred on its position, so neither
+    is clipped nor runs into the y axis' labels); the chart widens (up to 960) so labels do not
+    overlap, and past that only every ``step``-th label is shown, counted back from the last (the
+    latest run is always labelled).
+    """
+    label = max((len(tick) for tick in ticks), default=1) * _CHAR + 12  # a label and a gap
+    left, right = max(float(_LEFT), label / 2), max(12.0, label / 2)
+    count = len(ticks)
+    width = min(960.0, max(float(_WIDTH), left + right + label * count))
+    span = width - left - right
+    step = max(1, math.ceil(label * (count - 1) / span)) if count > 1 else 1
+    return _Frame(width, left, right, count), step
+
+
 def line_chart(series: Sequence[Series], ticks: Sequence[str], title: str, x_label: str) -> Markup:
     """An SVG chart of ``series`` over the x positions ``ticks`` (values in [0, 1]), as safe markup."""
+    frame, step = _frame(ticks)
     count = len(ticks)
+    per_row = max(1, int((frame.width - frame.left) // _LEGEND_ENTRY))
+    rows = math.ceil(min(len(series), 8) / per_row)
+    axis = _TOP + _PLOT
+    height = axis + 2.6 * _FONT + 1.6 * _FONT * rows + 8
     parts = [
-        f'<svg class="chart" viewBox="0 0 {_WIDTH} {_HEIGHT}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f'<svg class="chart" width="{frame.width:g}" height="{height:g}" viewBox="0 0 {frame.width:g} '
+        f'{height:g}" role="img" xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
     ]
     for value in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = _y(value)
-        parts.append(f'<line class="grid" x1="{_LEFT}" x2="{_WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}"/>')
-        parts.append(f'<text class="tick" x="{_LEFT - 4}" y="{y + 3:.1f}" text-anchor="end">{value:g}</text>')
-    step = max(1, count // 12)
-    for index, tick in enumerate(ticks):
-        if index % step == 0 or index == count - 1:
-            x = _x(index, count)
-            y = _HEIGHT - _BOTTOM + 14
-            parts.append(f'<text class="tick" x="{x:.1f}" y="{y}" text-anchor="middle">{escape(tick)}</text>')
+        parts.append(
+            f'<line class="grid" x1="{frame.left:g}" x2="{frame.width - frame.right:g}" '
+            f'y1="{y:.1f}" y2="{y:.1f}"/>'
+        )
+        parts.append(
+            f'<text class="tick" x="{frame.left - 4:g}" y="{y + 4:.1f}" text-anchor="end">{value:g}</text>'
+        )
+    for index in range(count - 1, -1, -step):  # from the last label back, every step-th
+        parts.append(
+            f'<text class="tick" x="{frame.x(index):.1f}" y="{axis + 1.3 * _FONT:g}" '
+            f'text-anchor="middle">{escape(ticks[index])}</text>'
+        )
     parts.append(
-        f'<text class="tick" x="{(_LEFT + _WIDTH - _RIGHT) / 2:.1f}" y="{_HEIGHT - _BOTTOM + 28}" '
-        f'text-anchor="middle">{escape(x_label)}</text>'
+        f'<text class="tick" x="{(frame.left + frame.width - frame.right) / 2:.1f}" '
+        f'y="{axis + 2.6 * _FONT:g}" text-anchor="middle">{escape(x_label)}</text>'
     )
     for number, line in enumerate(series):
         style = f"s{number % 6}"
         kept = [(index, value) for index, value in enumerate(line.values) if value is not None]
         if line.lows is not None and line.highs is not None and kept:
-            upper = [(_x(i, count), _y(line.highs[i])) for i, _ in kept]
-            lower = [(_x(i, count), _y(line.lows[i])) for i, _ in reversed(kept)]
+            upper = [(frame.x(i), _y(line.highs[i])) for i, _ in kept]
+            lower = [(frame.x(i), _y(line.lows[i])) for i, _ in reversed(kept)]
             parts.append(f'<polygon class="band {style}" points="{_points(upper + lower)}"/>')
-        pairs = [(_x(i, count), _y(value)) for i, value in kept]
+        pairs = [(frame.x(i), _y(value)) for i, value in kept]
         parts.append(f'<polyline class="line {style}" points="{_points(pairs)}"/>')
         parts.extend(f'<circle class="dot {style}" cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in pairs)
         if number >= 8:  # the legend holds 8 names; the table beside the chart names every line
             continue
-        legend_x = _LEFT + 104 * (number % 4)
-        legend_y = _HEIGHT - 26 + 13 * (number // 4)
+        legend_x = frame.left + _LEGEND_ENTRY * (number % per_row)
+        legend_y = axis + 4.2 * _FONT + 1.6 * _FONT * (number // per_row)
         parts.append(
-            f'<rect class="key {style}" x="{legend_x}" y="{legend_y - 8}" width="10" height="10"/>'
-            f'<text class="tick" x="{legend_x + 14}" y="{legend_y + 1}">{escape(line.name[:16])}</text>'
+            f'<rect class="key {style}" x="{legend_x:g}" y="{legend_y - 10:g}" width="10" height="10"/>'
+            f'<text class="tick" x="{legend_x + 14:g}" y="{legend_y:g}">{escape(line.name[:16])}</text>'
         )
     parts.append("</svg>")
     return Markup("".join(parts))

@@ -15,25 +15,31 @@ passed, ``fail`` when none did, ``flaky`` in between, ``none`` with no graded tr
 ``regressed``   now ``fail``, before ``pass`` or ``flaky``
 ``became flaky`` now ``flaky``, before ``pass``
 ``improved``    now ``pass`` after ``fail`` or ``flaky``, or ``flaky`` after ``fail``
-``stable``      the same state in both runs
+``lower``       ``flaky`` in both runs, its pass rate lower now (``higher``: higher)
+``stable``      the same state and the same pass rate in both runs
 ``new``         only in this run (``removed``: only in the baseline)
 ==============  ============================================================
+
+Each case also shows ``delta``, its pass rate now minus before, and the cases that changed are
+listed by it, the largest fall first: a flip says how a case's state moved, the delta how far
+(``0.9 -> 0.6`` is ``lower`` by -0.3, never ``stable``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime, timezone
 from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.report._svg import Series, line_chart
-from trialscore.report.runs import CaseTrials, Grader, RunData, TrialColumns
+from trialscore.report.drawer import Drawer, asked
+from trialscore.report.runs import CaseTrials, RunData
 from trialscore.results.counts import ErrorPolicy, GroupCounts
 
 __all__ = ["ReportSettings", "build_model", "case_state", "flip"]
@@ -57,12 +63,54 @@ def _f(value: float | None, digits: int = 3) -> str:
     return f"{value:.{digits}g}"
 
 
+def _when(started: str | None) -> str:
+    """When a run started, for the header: ``2026-11-25 13:24 UTC`` from an ISO timestamp.
+
+    >>> _when("2026-11-25T13:24:00.896900Z"), _when("2026-11-25T15:24:00+02:00"), _when("2026-11-25")
+    ('2026-11-25 13:24 UTC', '2026-11-25 13:24 UTC', '2026-11-25')
+    >>> _when(None), _when("last tuesday")
+    ('—', 'last tuesday')
+    """
+    if not started:
+        return "—"
+    try:
+        moment = datetime.fromisoformat(started)
+    except ValueError:
+        return started
+    if len(started) <= 10:
+        return moment.date().isoformat()
+    if moment.tzinfo is None:
+        return moment.strftime("%Y-%m-%d %H:%M")
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
 def _money(value: float | None) -> str:
     return "—" if value is None else f"${value:.4f}" if value < 100 else f"${value:,.0f}"
+
+
+def _signed(value: float, decimals: int = 2) -> str:
+    """A change of pass rate: signed, fixed decimals, no sign on a zero, so float noise reads zero.
+
+    >>> _signed(-0.3), _signed(0.05), _signed(4.2e-18), _signed(-0.0736, 3)
+    ('-0.30', '+0.05', '0.00', '-0.074')
+    """
+    text = f"{value:+.{decimals}f}"
+    return text[1:] if float(text) == 0 else text
+
+
+def _counted(case: CaseTrials, errors: ErrorPolicy) -> str:
+    """``passed/n`` of a case under the error policy."""
+    return f"{case.passed}/{case.graded + (case.errored if errors == 'fail' else 0)}"
+
+
+def _rate(case: CaseTrials, errors: ErrorPolicy) -> float | None:
+    """The case's pass rate under the error policy (None with no trial counted)."""
+    n = case.graded + (case.errored if errors == "fail" else 0)
+    return case.passed / n if n else None
 
 
 def case_state(case: CaseTrials, errors: ErrorPolicy = "exclude") -> str:
@@ -89,19 +137,25 @@ _FLIPS = {
 }
 
 
-def flip(before: str | None, now: str | None) -> str:
-    """The flip of a case from its baseline state to its state now (see the module docstring).
+def flip(before: str | None, now: str | None, delta: float | None = 0.0) -> str:
+    """The flip of a case from its baseline state to its state now, ``delta`` its pass rate now minus
+    before (see the module docstring).
 
     >>> flip("pass", "fail"), flip("pass", "flaky"), flip("fail", "flaky")
     ('regressed', 'became flaky', 'improved')
-    >>> flip("flaky", "flaky"), flip(None, "pass")
-    ('stable', 'new')
+    >>> flip("flaky", "flaky"), flip("flaky", "flaky", -0.3), flip("flaky", "flaky", 0.1), flip(None, "pass")
+    ('stable', 'lower', 'higher', 'new')
     """
     if before is None:
         return "new"
     if now is None:
         return "removed"
-    return _FLIPS.get((before, now), "stable")
+    moved = _FLIPS.get((before, now))
+    if moved is not None:
+        return moved
+    if delta:
+        return "lower" if delta < 0 else "higher"
+    return "stable"
 
 
 def _group_name(case: CaseTrials, by: str) -> str | None:
@@ -157,23 +211,38 @@ class _Grouper:
 
 
 def _interval_view(interval: Any) -> dict[str, str]:
-    return {
-        "estimate": _f(interval.estimate),
-        "low": _f(interval.low),
-        "high": _f(interval.high),
-        "rule": str(interval),
-    }
+    return {"estimate": _f(interval.estimate), "low": _f(interval.low), "high": _f(interval.high)}
+
+
+def _interval_note(metrics: Sequence[Any]) -> str:
+    """How the card's intervals were made, once (the numbers are in the table above it).
+
+    ``95% wilson-eff intervals over 4 cases (effective number of cases: pass@1 20.9, pass@5 4.17)``.
+    """
+    intervals = [(m.spec.label, m.interval) for m in metrics if m.interval is not None]
+    if not intervals:
+        return ""
+    methods = ", ".join(dict.fromkeys(f"{i.level * 100:g}% {i.method}" for _, i in intervals))
+    note = f"{methods} intervals over {plural(intervals[0][1].n, 'case')}"
+    effective = [f"{label} {i.n_effective:.3g}" for label, i in intervals if i.n_effective is not None]
+    return note + (f" (effective number of cases: {', '.join(effective)})" if effective else "")
+
+
+def _common_k(groups: dict[str, GroupCounts]) -> int:
+    """The largest k every group allows: the fewest scored trials of any case in any group (1 at least)."""
+    return max(1, min((group.bank().min_trials for group in groups.values() if group.items), default=1))
 
 
 def _headline(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[dict[str, Any]]:
-    """Each group's score card: pass@1, pass@k and pass^k at the largest common k, as ``score`` gives."""
+    """Each group's score card: pass@1, pass@k and pass^k at one k for every group (the largest all of
+    them have, so the cards compare like with like), as ``score`` gives them."""
     from trialscore.results.scorecard import metric_specs, score_group
 
+    top = _common_k(groups)
+    ks = [1] if top <= 1 else [1, top]
+    specs = metric_specs(["pass@k", "pass^k"], ks)
     cards = []
     for name, group in groups.items():
-        top = group.bank().min_trials if group.items else 1
-        ks = [1] if top <= 1 else [1, top]
-        specs = metric_specs(["pass@k", "pass^k"], ks)
         card = score_group(group, specs, "auto", settings.level, 10_000, 0, max(ks))
         metrics = [
             {"label": m.spec.label, **(_interval_view(m.interval) if m.interval else {}), "reason": m.reason}
@@ -187,6 +256,7 @@ def _headline(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[
                 "errored": card.errored_trials,
                 "flaky": card.flaky_items,
                 "metrics": metrics,
+                "intervals": _interval_note(card.metrics),
                 "advice": [advice.message for advice in card.advice],
             }
         )
@@ -235,7 +305,8 @@ def _curves(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[di
                 "ks": list(range(1, top + 1)),
                 "table": table,
                 "note": (
-                    f"k stops at {top}, the fewest scored trials of any case; {ragged} cases have more"
+                    f"k stops at {top}, the fewest scored trials of any case; {plural(ragged, 'case')} "
+                    f"{'has' if ragged == 1 else 'have'} more"
                     if ragged
                     else f"every case has {top} scored trials"
                 ),
@@ -254,14 +325,17 @@ def _case_rows(
     """One row per case (the table) and its trials (the drawer's JSON); the flip of each case."""
     from trialscore.stats import proportion_interval
 
-    before = {}
+    before: dict[tuple[str | None, str], tuple[str, CaseTrials]] = {}
     if baseline is not None:
-        before = {(case.target, case.case_id): case_state(case, settings.errors) for case in baseline.cases}
+        before = {
+            (case.target, case.case_id): (case_state(case, settings.errors), case) for case in baseline.cases
+        }
     flips = {}
     rows = []
     intervals: dict[tuple[int, int], Any] = {}  # one interval per (passed, n): cases share few
-    drawer = _Drawer(run.trials)
+    drawer = Drawer(run.trials)
     details: list[Any] = []
+    questions: list[Any] = []
     for index, case in enumerate(run.cases):
         state = case_state(case, settings.errors)
         n = case.graded + (case.errored if settings.errors == "fail" else 0)
@@ -273,9 +347,12 @@ def _case_rows(
                     case.passed, n, settings.level, "wilson"
                 )
         key = (case.target, case.case_id)
-        change = flip(before.get(key), state) if baseline is not None else ""
-        flips[key] = change
         rate = case.passed / n if n else None
+        then, then_case = before.get(key, (None, None))
+        then_rate = None if then_case is None else _rate(then_case, settings.errors)
+        delta = None if rate is None or then_rate is None else rate - then_rate
+        change = flip(then, state, delta) if baseline is not None else ""
+        flips[key] = change
         rows.append(
             {
                 "i": index,
@@ -296,89 +373,15 @@ def _case_rows(
                 "cost_text": _money(case.cost),
                 "state": state,
                 "flip": change,
+                "before": "" if then_case is None else _counted(then_case, settings.errors),
+                "delta": delta,
+                "delta_text": "—" if delta is None else _signed(delta),
             }
         )
         details.append(drawer.case(case) if case.detailed else None)
-    return rows, {"trials": details, "graders": list(drawer.graders)}, flips
-
-
-def _short(value: float | None) -> float | int | None:
-    """A number for the embedded JSON: 4 significant digits, whole numbers without '.0'."""
-    if value is None or not math.isfinite(value):
-        return None
-    rounded = float(f"{value:.4g}")
-    return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
-
-
-def _latency(value: float | None) -> float | None:
-    """A latency for the embedded JSON: 3 significant digits."""
-    return None if value is None or not math.isfinite(value) else float(f"{value:.3g}")
-
-
-def _shorts(values: NDArray[np.float64], shown: Callable[[float | None], Any]) -> list[Any]:
-    """``shown`` of every value (NaN: unknown), computed once per distinct value."""
-    distinct, inverse = np.unique(values, return_inverse=True)
-    each = [shown(None if math.isnan(value) else value) for value in distinct.tolist()]
-    return [each[position] for position in inverse.ravel().tolist()]
-
-
-def _column(values: list[Any]) -> list[Any] | None:
-    """A column of the drawer's data; None when every entry is None (nothing to show)."""
-    return None if all(value is None for value in values) else values
-
-
-class _Drawer:
-    """The drawer's data of each case, column by column (compact): see ``report.js`` for the layout.
-
-    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
-    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``,
-    names indexed in order of first appearance (:attr:`graders`).  Every number is formatted once
-    per run (:func:`_shorts`), not once per case.
-    """
-
-    def __init__(self, trials: TrialColumns | None) -> None:
-        self.graders: dict[str, int] = {}
-        self.trials = trials
-        if trials is None:
-            return
-        self.scores = _shorts(trials.score, _short)
-        self.costs = _shorts(trials.cost, _short)
-        self.latencies = _shorts(trials.latency, _latency)
-        self.outputs = [
-            text if chars <= len(text or "") else [text, chars]
-            for text, chars in zip(trials.output, trials.output_chars, strict=True)
-        ]
-        entries: dict[tuple[Grader, ...], list[Any]] = {}
-        self.grades = []
-        for graders in trials.graders:
-            row = entries.get(graders)
-            if row is None:
-                row = entries[graders] = [self._grade(grader) for grader in graders]
-            self.grades.append(row)
-
-    def _grade(self, grader: Grader) -> list[Any]:
-        name, score, passed, reason = grader
-        entry: list[Any] = [self.graders.setdefault(name, len(self.graders)), _short(score), passed]
-        if reason is not None:
-            entry.append(reason)
-        return entry
-
-    def case(self, case: CaseTrials) -> list[Any]:
-        """The drawer's columns of one case."""
-        trials = self.trials
-        assert trials is not None and case.trials is trials
-        start, stop = case.start, case.stop
-        indices = trials.trial[start:stop]
-        grades = self.grades[start:stop]
-        return [
-            None if indices == list(range(stop - start)) else indices,
-            _column(self.scores[start:stop]),
-            _column(self.costs[start:stop]),
-            _column(self.latencies[start:stop]),
-            _column(self.outputs[start:stop]),
-            _column(trials.error[start:stop]),
-            grades if any(grades) else None,
-        ]
+        questions.append(asked(case, run.asked))
+    data = {"trials": details, "graders": list(drawer.graders), "asked": questions}
+    return rows, data, flips
 
 
 def _comparisons(
@@ -413,8 +416,8 @@ def _comparisons(
                 "name": name,
                 "baseline": _f(result.baseline),
                 "candidate": _f(result.candidate),
-                "delta": f"{result.delta:+.3g}",
-                "interval": f"[{result.interval.low:+.3g}, {result.interval.high:+.3g}]",
+                "delta": _signed(result.delta, 3),
+                "interval": f"[{_signed(result.interval.low, 3)}, {_signed(result.interval.high, 3)}]",
                 "p": _f(result.p_value),
                 "mde": _f(result.mde),
                 "cases": str(result.paired_items),
@@ -498,7 +501,7 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
                 "name": name,
                 "points": [_f(by_day.get(tick)) for tick in ticks],
                 "trend": snapshot.trend,
-                "delta": "—" if comparison is None else f"{comparison.delta:+.3g}",
+                "delta": "—" if comparison is None else _signed(comparison.delta, 3),
                 "p": "—" if comparison is None else _f(comparison.p_value),
                 "rule": snapshot.rule,
             }
@@ -518,7 +521,7 @@ def _totals(run: RunData) -> dict[str, Any]:
         "cases": len(run.cases),
         "trials": trials,
         "errored": sum(case.errored for case in run.cases),
-        "cost": _money(float(sum(known))) if known else "—",
+        "cost": _money(float(sum(known))) if known else "unknown",
         "cost_unknown": trials - len(known),
         "targets": sorted({case.target for case in run.cases if case.target is not None}),
         "categories": sorted({case.category for case in run.cases if case.category is not None}),
@@ -551,11 +554,13 @@ def build_model(
     page: dict[str, Any] = {
         "title": f"trialscore report: {run.suite or run.label}",
         "run": run,
+        "started": _when(run.started),
         "runs": runs,
         "baseline": baseline,
         "settings": settings,
         "totals": _totals(run),
         "headline": _headline(groups, settings),
+        "headline_k": _common_k(groups),
         "cases": rows,
         "categories": sorted({row["category"] for row in rows}),
         "flaky": flaky[:50],
@@ -572,13 +577,21 @@ def build_model(
         now_keys = set(flips)
         removed = [case for case in baseline.cases if (case.target, case.case_id) not in now_keys]
         counts["removed"] = len(removed)
-        changed = [row for row in rows if row["flip"] in ("regressed", "became flaky", "improved")]
-        order = {"regressed": 0, "became flaky": 1, "improved": 2}
-        changed.sort(key=lambda r: (order[r["flip"]], r["target"], r["case"]))
+        changed = [row for row in rows if row["flip"] not in ("stable", "new")]
+        changed.sort(key=lambda r: (r["delta"] if r["delta"] is not None else 0.0, r["target"], r["case"]))
         page["against"] = {
             "counts": [
                 (name, counts.get(name, 0))
-                for name in ("regressed", "became flaky", "improved", "stable", "new", "removed")
+                for name in (
+                    "regressed",
+                    "became flaky",
+                    "lower",
+                    "higher",
+                    "improved",
+                    "stable",
+                    "new",
+                    "removed",
+                )
             ],
             "changed": changed[:100],
             "changed_total": len(changed),

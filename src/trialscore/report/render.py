@@ -18,6 +18,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
+from trialscore._words import plural
+
 __all__ = ["case_rows", "render_page", "safe_json"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
@@ -45,6 +47,7 @@ def _environment() -> Environment:
         keep_trailing_newline=True,
     )
     env.filters["json"] = lambda data: Markup(safe_json(data))
+    env.filters["plural"] = plural
     return env
 
 
@@ -57,21 +60,28 @@ def case_rows(rows: list[dict[str, Any]], flips: bool) -> Markup:
     """The body rows of the cases table, one line each, every text escaped.
 
     One string per row instead of a template loop (the table has a row per case); ``flips``
-    adds the column of the flip against the baseline.
+    adds the columns of the change against the baseline: the delta of the pass rate (sorted
+    with a case only in this run last, ``data-v`` 2) and the flip.
 
     >>> print(case_rows([{"state": "pass", "errored": 0, "target": "<m>", "case": "a&b", "strip": "pp",
     ...     "passed": 2, "n": 2, "rate": 1.0, "rate_text": "100.0%", "interval": "[34.2%, 100.0%]",
-    ...     "flakiness": 0.0, "cost": None, "cost_text": "—", "category": "", "flip": "new"}], True))
+    ...     "flakiness": 0.0, "cost": None, "cost_text": "—", "category": "", "flip": "new",
+    ...     "delta": None, "delta_text": "—"}], True))
     <tr data-s="pass"><td>&lt;m&gt;</td><td><button class="case">a&amp;b</button></td><td class="st">pp</td>\
 <td data-v="2">2/2</td><td data-v="1">100.0% <small>[34.2%, 100.0%]</small></td><td>0%</td>\
-<td data-v="-1">—</td><td></td><td class="flip new">new</td></tr>
+<td data-v="-1">—</td><td></td><td data-v="2">—</td><td class="flip new">new</td></tr>
     <BLANKLINE>
     """
     out = []
     for r in rows:
         # texts from the data are escaped; the rest is the report's own (numbers, fixed words, letters)
         errored = f' data-e="{r["errored"]}"' if r["errored"] else ""
-        last = f'<td class="flip {r["flip"].replace(" ", "-")}">{r["flip"]}</td>' if flips else ""
+        last = (
+            f'<td data-v="{2 if r["delta"] is None else _value(r["delta"])}">{r["delta_text"]}</td>'
+            f'<td class="flip {r["flip"].replace(" ", "-")}">{r["flip"]}</td>'
+            if flips
+            else ""
+        )
         out.append(
             f'<tr data-s="{r["state"]}"{errored}><td>{escape(r["target"])}</td>'
             f'<td><button class="case">{escape(r["case"])}</button></td>'

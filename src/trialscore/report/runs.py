@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +171,8 @@ class RunData:
     rows_skipped: int = 0
     first_skipped: str | None = None
     trials: TrialColumns | None = None
+    asked: Mapping[str, tuple[object, object]] = field(default_factory=dict)
+    """Case id -> (input, expected) from the run's ``cases.jsonl`` (the drawer shows them)."""
 
     @property
     def detailed(self) -> bool:
@@ -697,7 +699,12 @@ def read_run(
     columns = columns or ColumnMap()
     records = _records_path(path, input_format, columns)
     if records is not None:
-        return _read_records(records, label or str(path), skip_invalid, detail)
+        run = _read_records(records, label or str(path), skip_invalid, detail)
+        if not detail:
+            return run
+        from trialscore.report.drawer import read_asked
+
+        return replace(run, asked=read_asked(records.parent / "cases.jsonl"))
     return _read_counts(path, columns, skip_invalid, input_format)
 
 

@@ -27,6 +27,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 
@@ -182,7 +183,7 @@ class GroupCounts:
         keep = n > 0
         if not keep.any():
             raise InsufficientDataError(
-                f"group {self.label} has no graded trial: all {self.errored_trials} trials errored "
+                f"group {self.label} has no graded trial: {all_of(self.errored_trials, 'trial')} errored "
                 "(count errored trials as failures with errors='fail')",
                 unit="graded trials",
                 needed=1,

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import item_scores
 from trialscore.core.metrics import METRICS, resolve_metric
@@ -303,17 +304,21 @@ def score_group(
 ) -> GroupScore:
     """Every metric of ``specs`` with its interval, the flaky items (``0 < c < n``) and the advice.
 
-    The advice quotes the interval printed for the pass rate (the first of ``avg``, ``pass@1``,
-    ``pass^1`` among ``specs``; else the ``avg`` interval by the same ``ci``) and compares pass@1
-    with pass@``k`` (the largest k asked for; default the smallest number of trials, 1 = none).
+    The advice quotes an interval the table prints: the pass rate's (the first of ``avg``,
+    ``pass@1``, ``pass^1`` among ``specs``), with the retry advice and the comparison of pass@1
+    with pass@``k`` (``k`` at most the smallest number of trials; none when no metric of ``specs``
+    has a k of 2 or more); without a pass rate among ``specs`` (``bayes`` alone) only the
+    sample-size advice, quoting the first interval of ``specs``.
 
     >>> from trialscore.results.counts import GroupCounts
     >>> import numpy as np
     >>> group = GroupCounts((("target", "m"),), np.array(["a", "b", "c"], dtype=object),
     ...                     np.array([4, 4, 4]), np.array([1, 3, 4]), np.array([0, 0, 0]))
-    >>> card = score_group(group, [MetricSpec("avg")])
+    >>> card = score_group(group, [MetricSpec("avg"), MetricSpec("pass@k", 4)])
     >>> card.flaky_items, round(card.metrics[0].interval.estimate, 4), [a.code for a in card.advice]
     (2, 0.6667, ['report_range', 'retry_once', 'inconsistent_agent'])
+    >>> [a.code for a in score_group(group, [MetricSpec("bayes")]).advice]  # no pass rate, no k: sample size
+    ['report_range']
     """
     from trialscore.compat.advice import insights
 
@@ -328,7 +333,7 @@ def score_group(
     }
     if not scored.any():
         all_errored = (
-            f"no scored trial in {group.label}: all {group.errored_trials} trials errored "
+            f"no scored trial in {group.label}: {all_of(group.errored_trials, 'trial')} errored "
             "(--errors fail counts them as failures)"
         )
         metrics = tuple(MetricScore(spec, None, all_errored) for spec in specs)
@@ -344,15 +349,22 @@ def score_group(
             None if reason else metric_interval(bank, spec, ci, level, resamples, seed, states, clusters)
         )
         scores.append(MetricScore(spec, interval, reason))
-    pass_rate = next((score.interval for score in scores if _is_pass_rate(score.spec)), None)
-    if pass_rate is None:
-        pass_rate = metric_interval(bank, MetricSpec("avg"), ci, level, resamples, seed, states, clusters)
     advice_k = None if k is None else min(k, bank.min_trials)
+    if not any(spec.k is not None and spec.k >= 2 for spec in specs):
+        advice_k = 1  # the table shows no pass@k to set against pass@1: no consistency advice
+    pass_rate = next(
+        (score.interval for score in scores if _is_pass_rate(score.spec) and score.interval is not None), None
+    )
+    if pass_rate is not None:
+        advice = insights(bank, advice_k, level, pass_rate)
+    else:  # no pass rate in the table (bayes alone): the sample-size advice, quoting the table's interval
+        shown = next((score.interval for score in scores if score.interval is not None), None)
+        advice = insights(bank, 1, level, shown)[:1] if shown is not None else ()
     return GroupScore(
         **common,
         flaky_items=int(((bank.c > 0) & (bank.c < bank.n)).sum()),
         metrics=tuple(scores),
-        advice=insights(bank, advice_k, level, pass_rate),
+        advice=advice,
     )
 
 

@@ -344,7 +344,10 @@ def _check_trial_indices(table: Columns, by: Sequence[str], sources: str) -> Non
         return
     position = int(repeated_rows[0])
     first = row(table, position)
-    group = ", ".join(f"{name}={first[f'g{index}']!r}" for index, name in enumerate(by))
+    group = ", ".join(
+        f"{name} not set" if first[f"g{index}"] is None else f"{name}={first[f'g{index}']!r}"
+        for index, name in enumerate(by)
+    )
     raise EvaluationError(
         f"{sources}: item {first['item']!r}{f' ({group})' if group else ''} has "
         f"{int(trials[position])} trials "

@@ -19,9 +19,10 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from trialscore._words import plural
 from trialscore.results.records import TrialRecord
 
-__all__ = ["MAX_GROUPS", "error_summary", "format_usd", "normalise_error", "print_errors"]
+__all__ = ["MAX_GROUPS", "error_summary", "format_usd", "normalise_error", "print_errors", "total_usd"]
 
 #: The most error groups kept in ``summary.json`` (the rest are counted in ``groups_left_off``).
 MAX_GROUPS = 50
@@ -113,19 +114,32 @@ def print_errors(errors: dict[str, Any], console: Console) -> None:
     if errors["all_errored"]:
         head = f"[red]every trial errored ({errors['errored_trials']}): no trial could be graded[/red]"
     else:
-        head = f"[yellow]{errors['errored_trials']} of {errors['stored_trials']} trials errored[/yellow]"
-    console.print(f"errors: {head}", soft_wrap=True)
+        stored = plural(errors["stored_trials"], "trial")
+        head = f"[yellow]{errors['errored_trials']} of {stored} errored[/yellow]"
+    console.print(f"errors: {head}", highlight=False, soft_wrap=True)
     for group in errors["groups"][:_SHOWN_GROUPS]:
         console.print(f"  {group['count']} x {escape(group['message'])}", highlight=False, soft_wrap=True)
+        targets, cases = group["targets"], group["cases"]
         console.print(
-            f"      target {escape(_listed(group['targets'], _SHOWN_CASES))}; "
-            f"cases {escape(_listed(group['cases'], _SHOWN_CASES))}",
+            f"      {'target' if len(targets) == 1 else 'targets'} {escape(_listed(targets, _SHOWN_CASES))}; "
+            f"{'case' if len(cases) == 1 else 'cases'} {escape(_listed(cases, _SHOWN_CASES))}",
             highlight=False,
             soft_wrap=True,
         )
     hidden = len(errors["groups"]) - _SHOWN_GROUPS + errors["groups_left_off"]
     if hidden > 0:
-        console.print(f"  ... and {hidden} more kind(s) of error (see summary.json and trials.jsonl)")
+        more = plural(hidden, "more kind", "more kinds")
+        console.print(f"  ... and {more} of error (see summary.json and trials.jsonl)", highlight=False)
+
+
+def total_usd(value: float | None) -> float | None:
+    """A summed cost as written to JSON: 12 significant digits, which drop the float noise of the sum
+    and keep every digit a price has (a sum of n costs is off by about n times 1e-16 of it).
+
+    >>> total_usd(0.06933389999999988), total_usd(0.1 + 0.2), total_usd(1.5e-7), total_usd(None)
+    (0.0693339, 0.3, 1.5e-07, None)
+    """
+    return None if value is None or not math.isfinite(value) else float(f"{value:.12g}")
 
 
 def format_usd(value: float | None, unknown: str = "unknown") -> str:

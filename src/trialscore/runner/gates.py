@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from trialscore._record import Record
+from trialscore._words import plural
 from trialscore.core.metrics import METRICS, resolve_metric
 from trialscore.errors import EvaluationError, InsufficientDataError
 
@@ -255,7 +256,7 @@ def error_rate_gates(counts: ItemCounts, ceiling: float) -> list[GateResult]:
                 ceiling,
                 f"errored / stored trials <= {ceiling:g}",
                 rate <= ceiling,
-                f"{errored} of {total} trials errored",
+                f"{errored} of {plural(total, 'trial')} errored",
             )
         )
     return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, LATEST, TrialStore, open_history
@@ -38,7 +39,7 @@ def _not_found(name: str, store: Path, known: Sequence[str], suite: str | None =
     of = "" if suite is None else f" of suite {suite!r}"
     if known:
         latest = ", ".join(reversed(known[-5:]))
-        runs = f"{len(known)} run(s){of}, latest first: {latest}"
+        runs = f"{plural(len(known), 'run')}{of}, latest first: {latest}"
     else:
         runs = f"the store has no run{of}"
     return EvaluationError(

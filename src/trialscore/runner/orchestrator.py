@@ -37,12 +37,14 @@ from typing import Any, Protocol
 from rich.console import Console
 from rich.markup import escape
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
 from trialscore.runner.adaptive_paired import BaselineComparison, PairedScheduler
 from trialscore.runner.budget import Budget
 from trialscore.runner.distributed.options import Distribution
+from trialscore.runner.failures import total_usd
 from trialscore.runner.graders import Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.overrides import Overrides
@@ -407,7 +409,7 @@ class _Execution:
                 )
         counters = self.counters
         counters.done += 1
-        counters.spent_usd = self.run_budget.spent
+        counters.spent_usd, counters.unknown_cost = self.run_budget.spent, self.run_budget.unknown
         if record.errored:
             counters.errored += 1
         else:
@@ -819,7 +821,7 @@ async def run_suite_async(
 def _stopped(error: StoreError, run_id: str, path: Path, store: TrialStore) -> StoreError:
     """The one-line message of a run its store stopped: the cause, what is kept, how to resume."""
     try:
-        kept = f"the {store.count(run_id)} trial(s) committed before are kept"
+        kept = f"the {plural(store.count(run_id), 'trial')} committed before are kept"
     except StoreError:
         kept = "the trials committed before are kept"
     return StoreError(
@@ -961,13 +963,14 @@ def _warnings(execution: _Execution) -> list[str]:
     warnings = []
     if execution.limited and execution.unreported_cost:
         warnings.append(
-            f"cost limit could not be enforced: {execution.unreported_cost} trial(s) reported no cost; "
+            "cost limit could not be enforced: "
+            f"{plural(execution.unreported_cost, 'trial')} reported no cost; "
             "trials went on"
         )
     if execution.cost_limited:
         warnings.append(
-            f"cost limit reached: {execution.counters.skipped} trial(s) of {len(execution.cost_limited)} "
-            "case(s) were not started (marked cost_limited)"
+            f"cost limit reached: {plural(execution.counters.skipped, 'trial')} of "
+            f"{plural(len(execution.cost_limited), 'case')} not started (marked cost_limited)"
         )
     return warnings
 
@@ -994,7 +997,7 @@ def _cost_summary(suite: Suite, execution: _Execution) -> dict[str, Any]:
         budget.unknown > 0 and budget.unknown == execution.counters.done - execution.counters.skipped
     )
     return {
-        "spent_usd": None if every_cost_unknown else budget.spent,
+        "spent_usd": None if every_cost_unknown else total_usd(budget.spent),
         "trials_with_unknown_cost": execution.run_budget.unknown,
         "run_limit_usd": suite.execution.cost_limit_usd,
         "case_limit_usd": suite.execution.trials.cost_limit_usd,

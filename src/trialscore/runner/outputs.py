@@ -9,14 +9,17 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trialscore._record import Record
 from trialscore.errors import EvaluationError
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.summary import build_summary
 
-__all__ = ["RunFiles", "write_outputs"]
+if TYPE_CHECKING:
+    from trialscore.runner.suite import CaseSpec
+
+__all__ = ["RunFiles", "case_fields", "write_outputs"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,16 @@ class RunFiles(Record):
     trials: Path
     cases: Path
     summary: Path
+
+
+def case_fields(case: CaseSpec) -> dict[str, Any]:
+    """What a case asks (its ``prompt``, else its ``input``) and ``expected``, as ``cases.jsonl`` keeps them.
+
+    >>> from trialscore.runner.suite import CaseSpec
+    >>> case_fields(CaseSpec(id="add", input={"a": 2, "b": 2}, expected=4))
+    {'input': {'a': 2, 'b': 2}, 'expected': 4}
+    """
+    return {"input": case.prompt if case.prompt is not None else case.input, "expected": case.expected}
 
 
 def _umask() -> int:
@@ -60,8 +73,9 @@ def write_outputs(
     ``extra`` adds keys to ``summary.json`` (the gates of ``trialscore run``).
 
     ``trials.jsonl`` holds one :class:`~trialscore.results.records.TrialRecord` a
-    line and ``cases.jsonl`` one seed-003 case record a line, both in suite order
-    (target, then case, then trial); ``summary.json`` is :func:`build_summary`.
+    line and ``cases.jsonl`` one seed-003 case record a line, with the case's ``input``
+    and ``expected`` (:func:`case_fields`; the report's drawer shows them), both in suite
+    order (target, then case, then trial); ``summary.json`` is :func:`build_summary`.
 
     Each file is written to a temporary file in ``out_dir`` and renamed over its
     name (``os.replace``): a kill or a full disk leaves the previous file or the
@@ -86,7 +100,14 @@ def write_outputs(
     try:
         directory.mkdir(parents=True, exist_ok=True)
         _write_atomic(files.trials, (record.to_json_line() + "\n" for record in records))
-        _write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases))
+        asked = {case.id: case_fields(case) for case in report.suite.cases}
+        _write_atomic(
+            files.cases,
+            (
+                json.dumps({**case.to_dict(), **asked.get(case.eval_id, {})}, default=str) + "\n"
+                for case in report.cases
+            ),
+        )
         summary = {**build_summary(report), **(extra or {})}
         _write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"])
     except OSError as exc:

@@ -35,6 +35,7 @@ from typing import Any
 from trialscore._record import Record
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
+from trialscore.runner.failures import total_usd
 
 __all__ = [
     "DEFAULT_STORE",
@@ -445,7 +446,7 @@ class TrialStore:
                     errored=sum(row[4] for row in rows),
                     pass_at_1=_pass_rate([rate for values in rates.values() for rate in values]),
                     pass_at_1_by_target={name: _pass_rate(values) for name, values in rates.items()},
-                    cost_usd=math.fsum(known) if known else None,
+                    cost_usd=total_usd(math.fsum(known)) if known else None,
                     status=_status(status, pid, host),
                     planned=planned_trials,
                 )

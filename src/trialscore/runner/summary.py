@@ -33,11 +33,12 @@ from typing import Any
 
 import numpy as np
 
+from trialscore._words import plural
 from trialscore.compat.scoring import compute_skill_score
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
 from trialscore.results.records import TrialRecord
-from trialscore.runner.failures import error_summary
+from trialscore.runner.failures import error_summary, total_usd
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
@@ -219,7 +220,7 @@ def _cost(records: Sequence[TrialRecord]) -> dict[str, Any]:
     """A target's known spend (null when no trial's cost is known) and its trials of unknown cost."""
     known = [record.cost_usd for record in records if record.cost_usd is not None]
     return {
-        "cost_usd": math.fsum(known) if known or not records else None,
+        "cost_usd": total_usd(math.fsum(known)) if known or not records else None,
         "trials_with_unknown_cost": len(records) - len(known),
     }
 
@@ -232,7 +233,8 @@ def _error_warnings(errors: dict[str, Any]) -> list[str]:
         ]
     if errors["errored_trials"]:
         return [
-            f"{errors['errored_trials']} of {errors['stored_trials']} trials errored and are left out of "
+            f"{errors['errored_trials']} of {plural(errors['stored_trials'], 'trial')} errored and are left "
+            "out of "
             "the metrics; see errors"
         ]
     return []

@@ -11,16 +11,15 @@ from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.text import Text
 
+from trialscore._words import plural
 from trialscore.runner.failures import format_usd, print_errors
 from trialscore.runner.orchestrator import RunReport
-from trialscore.terminal import fitted_table
+from trialscore.terminal import fields_line, fitted_table, verdict
 
 __all__ = ["print_run"]
 
 _HEADER = ("case", "category", "strategy", "verdict", "score", "pass/n", "err", "pass@k", "flaky%", "cost")
 _JUSTIFY: tuple[JustifyMethod, ...] = ("left", "left", "left", "left", *("right",) * 6)
-
-_STYLE = {"pass": "green", "fail": "red", "borderline": "yellow", "error": "magenta", "skipped": "dim"}
 
 
 def _number(value: float | None, digits: int = 3) -> str:
@@ -44,7 +43,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
         rows: list[list[str | Text]] = []
         for case in (case for case in report.cases if case.target == name):
             metrics = case.stimulus.multi_trial if case.stimulus is not None else None
-            verdict = (
+            shown = (
                 case.verdict + (" (cost-limited)" if case.cost_limited else "") + _stopped(case.stop_reason)
             )
             partial = case.unknown_cost_attempts and case.cost_usd is not None
@@ -53,48 +52,48 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                     case.eval_id,
                     case.category or "",
                     case.strategy.replace("confidence_interval", "ci95"),
-                    Text(verdict, style=_STYLE[case.verdict]),
+                    verdict(shown, case.verdict),
                     _number(case.score),
                     f"{case.passed_attempts}/{case.total_attempts}",
                     str(case.errored_attempts) if case.errored_attempts else "",
                     _number(metrics.pass_at_k if metrics and case.stop_reason is None else None),
                     f"{case.stimulus.flakiness_percent:.0f}" if case.stimulus and case.stimulus.flaky else "",
-                    format_usd(case.cost_usd, unknown="-") + ("+?" if partial else ""),
+                    format_usd(case.cost_usd) + ("+?" if partial else ""),
                 ]
             )
         console.print(fitted_table(title, _HEADER, rows, console.width, _JUSTIFY))
         metrics = target["metrics"]
         k = metrics.get("k", "-")
+        line: list[str] = []
+        if metrics["cases_scored"]:
+            line = [
+                f"pass@1 {_with_interval(metrics.get('pass_at_1'))}",
+                f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}",
+                f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}",
+            ]
         if metrics["cases_scored"] and "basis" in metrics:
             bayes = metrics["bayes"]
-            console.print(
-                f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
-                f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
-                f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   (95% wilson-eff over cases, on "
-                f"{metrics['basis']})   Bayes@N {bayes['mean']:.3f} ± {bayes['sd']:.3f} (every trial run)",
-                soft_wrap=True,
-            )
+            line += [
+                f"(95% wilson-eff over cases, on {metrics['basis']})",
+                f"Bayes@N {bayes['mean']:.3f} ± {bayes['sd']:.3f} (every trial run)",
+            ]
         elif metrics["cases_scored"]:
-            console.print(
-                f"pass@1 {_with_interval(metrics.get('pass_at_1'))}   "
-                f"pass@{k} {_with_interval(metrics.get('pass_at_k'))}   "
-                f"pass^{k} {_with_interval(metrics.get('pass_hat_k'))}   "
-                f"mean score {_with_interval(metrics.get('mean_score'))}   (95% wilson-eff over cases)"
-            )
+            line += [f"mean score {_with_interval(metrics.get('mean_score'))}", "(95% wilson-eff over cases)"]
         else:
-            console.print("metrics: none, no case has a graded trial (see the errors below)")
+            line = ["metrics: none, no case has a graded trial (see the errors below)"]
+        console.print(fields_line(line, console.width), soft_wrap=True, highlight=False)
         verdicts = target["case_verdicts"]["counts"]
         trials = target["trials"]
         flaky = sum(
             1 for case in report.cases if case.target == name and case.stimulus and case.stimulus.flaky
         )
-        console.print(
-            "cases: "
-            + ", ".join(f"{count} {verdict}" for verdict, count in verdicts.items() if count)
-            + f" ({flaky} flaky: passed some trials, failed others)"
-            + f"   trials: {trials['stored']} run, {trials['errored']} errored"
-            + f"   cost {_spend(target)}"
-        )
+        counts = ", ".join(f"{count} {word}" for word, count in verdicts.items() if count)
+        line = [
+            f"cases: {counts} ({flaky} flaky: passed some trials, failed others)",
+            f"trials: {trials['stored']} run, {trials['errored']} errored",
+            f"cost {_spend(target)}",
+        ]
+        console.print(fields_line(line, console.width), soft_wrap=True, highlight=False)
     adaptive = summary.get("adaptive")
     if adaptive:
         planned = adaptive["trials_planned"]
@@ -118,7 +117,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             )
     print_errors(summary["errors"], console)
     for warning in summary["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True, highlight=False)
 
 
 def _stopped(reason: str | None) -> str:
@@ -137,11 +136,11 @@ def _spend(target: dict[str, Any]) -> str:
 
     >>> _spend({"cost_usd": None, "trials_with_unknown_cost": 4})
     'unknown'
-    >>> _spend({"cost_usd": 0.00042, "trials_with_unknown_cost": 2})
-    '$0.00042 + 2 trial(s) of unknown cost'
+    >>> _spend({"cost_usd": 0.00042, "trials_with_unknown_cost": 1})
+    '$0.00042 + 1 trial of unknown cost'
     """
     text = format_usd(target["cost_usd"])
     unknown = target["trials_with_unknown_cost"]
     if target["cost_usd"] is not None and unknown:
-        text += f" + {unknown} trial(s) of unknown cost"
+        text += f" + {plural(unknown, 'trial')} of unknown cost"
     return text

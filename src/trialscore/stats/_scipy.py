@@ -35,6 +35,7 @@ _HOMES = {
     "ndtr": "scipy.special",
     "stdtr": "scipy.special",
     "binom": "scipy.stats",
+    "fisher_exact": "scipy.stats",
     "nct": "scipy.stats",
     "brentq": "scipy.optimize",
 }

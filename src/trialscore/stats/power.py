@@ -74,6 +74,7 @@ from numpy.typing import ArrayLike
 
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
+from trialscore._words import plural
 from trialscore.core.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
@@ -381,7 +382,8 @@ def _from_pilot(
             sigma_b, direction = sigma, "either (graded scores: equal trial variance assumed)"
             how = "the same trial variance as the pilot (graded scores)"
         source = (
-            f"one pilot run of {means.size} items x {default_trials} trials: its within-item and "
+            f"one pilot run of {plural(means.size, 'item')} x {plural(default_trials, 'trial')}: its "
+            "within-item and "
             f"between-item variances estimated; the candidate has the same between-item variance and "
             f"{how}; between-item variance of the differences "
             f"{'assumed ' if between is None else ''}{omega:g}"
@@ -497,7 +499,8 @@ def plan_sample_size(
     achieved = _power_at(size, se, items, alpha)
     mde = detectable_effect(se, items - 1, alpha, target)
     note = (
-        f"{items} items x {trials} trials: power {achieved:.1%} to detect a {parts.direction} of "
+        f"{plural(items, 'item')} x {plural(trials, 'trial')}: power {achieved:.1%} to detect a "
+        f"{parts.direction} of "
         f"{size:g} at alpha={alpha:g} with the paired t-test (MDE {mde:.4g} at {target:.0%} power)."
     )
     return SampleSizePlan(

@@ -96,6 +96,16 @@
       (tr.cells[0].textContent ? " (" + tr.cells[0].textContent + ")" : "");
     drawerBody.textContent = "";
     drawerBody.appendChild(el("p", tr.cells[3].textContent + " passed; pass rate " + tr.cells[4].textContent));
+    var question = data.asked[rows.indexOf(tr)];
+    if (question) {
+      ["input", "expected"].forEach(function (name, k) {
+        var value = question[k];
+        if (value === null) return;
+        var cut = Array.isArray(value);
+        drawerBody.appendChild(el("p", cut ? name + " (first " + value[0].length + " of " + value[1] + " characters)" : name, "asked"));
+        drawerBody.appendChild(el("pre", cut ? value[0] : value, "asked"));
+      });
+    }
     if (!cols) {
       drawerBody.appendChild(el("p", "This format records counts only: no per-trial detail."));
     } else {

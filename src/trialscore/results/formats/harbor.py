@@ -46,6 +46,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import head_text
 from trialscore.results.tally import LongTable, Skips, text_value
@@ -268,4 +269,7 @@ def read(path: Path, sink: TrialSink) -> None:
     table, running = harbor_table(files, sink.skip_invalid)
     sink.scan_table(str(path), table)
     if running:
-        sink.note(f"{path}: {running} trial(s) with neither finished_at nor exception_info are still running")
+        still = "is still" if running == 1 else "are still"
+        sink.note(
+            f"{path}: {plural(running, 'trial')} with neither finished_at nor exception_info {still} running"
+        )

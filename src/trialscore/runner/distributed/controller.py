@@ -25,6 +25,7 @@ import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 
+from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import Unit
@@ -135,7 +136,7 @@ class Controller:
             await asyncio.gather(*self._finishing)
             if not execution.stopping and len(self.table.done) != self._taken:
                 raise RuntimeError(  # never a silent loss: a unit taken must be finished
-                    f"{self._taken - len(self.table.done)} work unit(s) were taken and never finished"
+                    f"{plural(self._taken - len(self.table.done), 'work unit')} taken and never finished"
                 )
             graceful = True
         finally:

@@ -196,7 +196,7 @@ def expand_cases(data: Any, directory: Path, shown: Path | None, locations: Loca
 def _entry_cases(
     expansion: Expansion, loc: Loc, item: Mapping[str, Any], directory: Path, shown: Path | None
 ) -> Iterator[tuple[Site, dict[str, str], dict[str, Any]]]:
-    from trialscore.runner.suite.schema import pydantic_problems
+    from trialscore.runner.suite.messages import pydantic_problems
 
     def problem(where: Loc, message: str) -> None:
         expansion.problems.append((Problem(where, message), expansion.origins._suite_line(where)))
@@ -204,7 +204,7 @@ def _entry_cases(
     try:
         spec = DatasetSpec.model_validate(item)
     except ValidationError as exc:
-        for found in pydantic_problems(exc, loc):
+        for found in pydantic_problems(exc, loc, DatasetSpec):
             problem(found.loc, found.message)
         return
     path = directory / spec.file

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from trialscore.runner.registry import GraderSite, GraderSpecBase, Loc, Problem, TargetSpecBase
 from trialscore.runner.suite.datasets import expand_cases
 from trialscore.runner.suite.locations import Locations, Site, invalid_suite
+from trialscore.runner.suite.messages import pydantic_problems
 from trialscore.runner.suite.schema import (
     MEAN_STRATEGIES,
     CaseExecution,
@@ -30,14 +31,14 @@ from trialscore.runner.suite.schema import (
     Suite,
     TargetSpec,
     case_settings,
-    pydantic_problems,
 )
 
 __all__ = ["Draft", "check_document", "environment_problems", "suite_sites", "validated"]
 
-_TARGET = TypeAdapter(TargetSpec)
-_GRADER = TypeAdapter(GraderSpec)
-_CASE = TypeAdapter(CaseSpec)
+#: The parts validated one by one: each type (it names the fields of a misspelled key) and its adapter.
+_TARGET = (TargetSpec, TypeAdapter(TargetSpec))
+_GRADER = (GraderSpec, TypeAdapter(GraderSpec))
+_CASE = (CaseSpec, TypeAdapter(CaseSpec))
 _LISTS = ("targets", "graders", "cases")
 
 
@@ -55,7 +56,28 @@ class _Head(BaseModel):
 
 
 #: The execution fields the threshold rules read: while one of them is invalid those rules wait.
-_RULE_FIELDS = frozenset({"trials", "threshold", "borderline"})
+_RULE_FIELDS = (("trials", "strategy"), ("threshold",), ("borderline",))
+
+
+def _pruned(value: Mapping[str, Any], places: Iterable[tuple[str | int, ...]]) -> dict[str, Any]:
+    """``value`` without the values at ``places`` (Pydantic locations; a place that ends inside a
+    list or a scalar removes the key holding it).
+
+    >>> value = {"trials": {"count": 0, "strategy": "mean"}, "retries": -1}
+    >>> _pruned(value, [("trials", "count"), ("retries",)])
+    {'trials': {'strategy': 'mean'}}
+    """
+    out = dict(value)
+    for place in places:
+        holder, key = out, str(place[0])
+        for inner_key in place[1:]:
+            inner = holder.get(key)
+            if not isinstance(inner, Mapping):
+                break  # the place ends inside a list or a scalar: its key goes
+            holder[key] = holder = dict(inner)  # copied on the way down: ``value`` is left as it is
+            key = str(inner_key)
+        holder.pop(key, None)
+    return out
 
 
 @dataclass
@@ -95,7 +117,8 @@ class Draft:
 
     def partial(self, model: type[Any], value: Any, loc: Loc) -> tuple[Any, bool]:
         """``value`` validated by ``model`` (problems recorded under ``loc``); on errors, again without
-        the invalid keys, so that the valid ones still take part in the rules.
+        the invalid values (``trials.count`` goes, ``trials.strategy`` stays), so that the valid ones
+        still take part in the rules, in the same pass.
 
         Returns the spec (None when even that fails) and whether the fields the threshold rules
         read (:data:`_RULE_FIELDS`) are all valid.
@@ -103,22 +126,27 @@ class Draft:
         try:
             return model.model_validate(value), True
         except ValidationError as exc:
-            self.problems.extend(pydantic_problems(exc, loc))
-            bad = {error["loc"][0] for error in exc.errors() if error["loc"]}
-        if not isinstance(value, Mapping) or not bad:
+            self.problems.extend(pydantic_problems(exc, loc, model))
+            bad = [tuple(error["loc"]) for error in exc.errors()]
+        if not isinstance(value, Mapping) or not all(bad):
             return None, False
         try:
-            spec = model.model_validate({key: item for key, item in value.items() if key not in bad})
+            spec = model.model_validate(_pruned(value, bad))
         except ValidationError:
             return None, False
-        return spec, not bad & _RULE_FIELDS
+        rules_valid = not any(
+            place[: len(field)] == field[: len(place)] for place in bad for field in _RULE_FIELDS
+        )
+        return spec, rules_valid
 
-    def check(self, adapter: TypeAdapter[Any], value: Any, loc: Loc) -> Any:
-        """``value`` validated by ``adapter``, or None with its problems recorded under ``loc``."""
+    def check(self, part: tuple[Any, TypeAdapter[Any]], value: Any, loc: Loc) -> Any:
+        """``value`` validated as ``part`` (a type and its adapter), or None with its problems
+        recorded under ``loc``."""
+        root, adapter = part
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
-            self.problems.extend(pydantic_problems(exc, loc))
+            self.problems.extend(pydantic_problems(exc, loc, root))
             return None
 
 
@@ -147,7 +175,7 @@ def check_document(data: Any, directory: Path) -> Draft:
     try:
         _Head.model_validate(data)
     except ValidationError as exc:
-        draft.problems.extend(pydantic_problems(exc))
+        draft.problems.extend(pydantic_problems(exc, (), _Head))
     execution = data.get("execution")
     draft.execution, draft.execution_rules = draft.partial(
         ExecutionSpec, {} if execution is None else execution, ("execution",)

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Field, PrivateAttr, StrictBool, StrictInt, ValidationError, model_validator
+from pydantic import Field, PrivateAttr, StrictBool, StrictInt, model_validator
 
 import trialscore.runner.graders
 import trialscore.runner.targets  # noqa: F401  (registers the target types)
-from trialscore._validate import describe_data
 from trialscore.errors import EvaluationError
 from trialscore.runner.graders.external import CommandGraderSpec, PythonGraderSpec
 from trialscore.runner.graders.judge import LlmJudgeGraderSpec
@@ -34,7 +33,6 @@ from trialscore.runner.registry import (
     GRADERS,
     TARGETS,
     GraderSpecBase,
-    Loc,
     Name,
     NonNegative,
     Positive,
@@ -73,7 +71,6 @@ __all__ = [
     "TrialsOverride",
     "TrialsSpec",
     "case_settings",
-    "pydantic_problems",
 ]
 
 #: How a case's trials are aggregated into the case result (seed 003, plus pass_all).
@@ -341,37 +338,3 @@ class Suite(Spec):
         from trialscore.runner.suite.rules import validated
 
         return validated(data, source, directory or Path.cwd(), text=json.dumps(data, default=str))
-
-
-#: Every target and grader ``type``: Pydantic names them in error locations, the suite file does not.
-_TYPE_TAGS = frozenset([*TARGETS, *GRADERS])
-
-
-def _without_tags(loc: tuple[str | int, ...]) -> Loc:
-    """Pydantic puts the union tag after a list index (``cases.0.numeric.tolerance``); drop it."""
-    return tuple(
-        part
-        for index, part in enumerate(loc)
-        if not (part in _TYPE_TAGS and (index == 0 or isinstance(loc[index - 1], int)))
-    )
-
-
-def pydantic_problems(exc: ValidationError, prefix: Loc = ()) -> list[Problem]:
-    """A Pydantic error as problems: ``loc`` in the suite's terms, ``message; got value``."""
-    problems = []
-    for error in exc.errors(include_url=False):
-        loc = (*prefix, *_without_tags(tuple(error["loc"])))
-        message = error["msg"].removeprefix("Value error, ")
-        if error["type"] == "union_tag_invalid":
-            loc = (*loc, "type")
-            message = f"unknown type; expected one of {error['ctx']['expected_tags']}"
-            value: object = error["ctx"]["tag"]
-        elif error["type"] == "union_tag_not_found":
-            loc, message, value = (*loc, "type"), "missing; every target and grader needs a type", None
-        else:
-            value = error["input"]
-        if error["type"] == "missing" or value is None or isinstance(value, dict):
-            problems.append(Problem(loc, message))
-        else:
-            problems.append(Problem(loc, f"{message}; got {describe_data(value)}"))
-    return problems

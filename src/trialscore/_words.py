@@ -1,0 +1,23 @@
+"""Counted nouns in messages: ``1 item``, ``2 items`` (never ``1 items`` nor ``item(s)``)."""
+
+from __future__ import annotations
+
+__all__ = ["all_of", "plural"]
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun``, in the plural (``many``, default ``noun + "s"``) unless ``count`` is 1.
+
+    >>> plural(1, "item"), plural(3, "item"), plural(0, "category", "categories")
+    ('1 item', '3 items', '0 categories')
+    """
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def all_of(count: int, noun: str, many: str | None = None) -> str:
+    """``all 3 trials``, or ``the 1 trial`` (never ``all 1 trials``).
+
+    >>> all_of(3, "trial"), all_of(1, "trial")
+    ('all 3 trials', 'the 1 trial')
+    """
+    return f"{'the' if count == 1 else 'all'} {plural(count, noun, many)}"

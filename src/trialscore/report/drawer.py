@@ -1,0 +1,143 @@
+"""The case drawer's data: what the case asked and expected, and its trials column by column, compact,
+numbers formatted once per run.
+
+The page embeds it as JSON (``data.trials`` and ``data.asked``, one entry per row of the cases
+table) and ``report.js`` lays it out when a case is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialscore.report.runs import CaseTrials, Grader, TrialColumns
+
+__all__ = ["Drawer", "asked", "read_asked"]
+
+
+def read_asked(path: Path) -> dict[str, tuple[object, object]]:
+    """Case id -> (input, expected) from a run's ``cases.jsonl`` beside its trials (``trialscore run``
+    writes both); none when there is no such file.  A line that is not a case record with an
+    ``eval_id`` is passed over: the file only adds what the drawer shows."""
+    if not path.is_file():
+        return {}
+    out: dict[str, tuple[object, object]] = {}
+    with path.open("r", encoding="utf-8-sig") as handle:
+        for line in handle:
+            data = _line(line)
+            if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
+                out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
+    return out
+
+
+def _line(line: str) -> object:
+    try:
+        return json.loads(line) if line.strip() else None
+    except ValueError:
+        return None
+
+
+def _text(value: object) -> str | list[Any] | None:
+    """A case's input or expected value as the drawer shows it: text (JSON when not a string), cut
+    to :data:`~trialscore.report.runs.OUTPUT_CHARS` as ``[text, full length]``."""
+    from trialscore.report.runs import OUTPUT_CHARS
+
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= OUTPUT_CHARS else [text[:OUTPUT_CHARS], len(text)]
+
+
+def asked(case: CaseTrials, cases: Mapping[str, tuple[object, object]]) -> list[Any] | None:
+    """``[input, expected]`` of a case for the drawer (each as :func:`_text`), None when not known.
+
+    >>> asked(CaseTrials("m", None, "add"), {"add": ({"a": 2}, 4)})
+    ['{"a": 2}', '4']
+    """
+    found = cases.get(case.case_id)
+    return None if found is None else [_text(found[0]), _text(found[1])]
+
+
+def _short(value: float | None) -> float | int | None:
+    """A number for the embedded JSON: 4 significant digits, whole numbers without '.0'."""
+    if value is None or not math.isfinite(value):
+        return None
+    rounded = float(f"{value:.4g}")
+    return int(rounded) if rounded.is_integer() and abs(rounded) < 2**53 else rounded
+
+
+def _latency(value: float | None) -> float | None:
+    """A latency for the embedded JSON: 3 significant digits."""
+    return None if value is None or not math.isfinite(value) else float(f"{value:.3g}")
+
+
+def _shorts(values: NDArray[np.float64], shown: Callable[[float | None], Any]) -> list[Any]:
+    """``shown`` of every value (NaN: unknown), computed once per distinct value."""
+    distinct, inverse = np.unique(values, return_inverse=True)
+    each = [shown(None if math.isnan(value) else value) for value in distinct.tolist()]
+    return [each[position] for position in inverse.ravel().tolist()]
+
+
+def _column(values: list[Any]) -> list[Any] | None:
+    """A column of the drawer's data; None when every entry is None (nothing to show)."""
+    return None if all(value is None for value in values) else values
+
+
+class Drawer:
+    """The drawer's data of each case, column by column (compact): see ``report.js`` for the layout.
+
+    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
+    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``,
+    names indexed in order of first appearance (:attr:`graders`).  Every number is formatted once
+    per run (:func:`_shorts`), not once per case.
+    """
+
+    def __init__(self, trials: TrialColumns | None) -> None:
+        self.graders: dict[str, int] = {}
+        self.trials = trials
+        if trials is None:
+            return
+        self.scores = _shorts(trials.score, _short)
+        self.costs = _shorts(trials.cost, _short)
+        self.latencies = _shorts(trials.latency, _latency)
+        self.outputs = [
+            text if chars <= len(text or "") else [text, chars]
+            for text, chars in zip(trials.output, trials.output_chars, strict=True)
+        ]
+        entries: dict[tuple[Grader, ...], list[Any]] = {}
+        self.grades = []
+        for graders in trials.graders:
+            row = entries.get(graders)
+            if row is None:
+                row = entries[graders] = [self._grade(grader) for grader in graders]
+            self.grades.append(row)
+
+    def _grade(self, grader: Grader) -> list[Any]:
+        name, score, passed, reason = grader
+        entry: list[Any] = [self.graders.setdefault(name, len(self.graders)), _short(score), passed]
+        if reason is not None:
+            entry.append(reason)
+        return entry
+
+    def case(self, case: CaseTrials) -> list[Any]:
+        """The drawer's columns of one case."""
+        trials = self.trials
+        assert trials is not None and case.trials is trials
+        start, stop = case.start, case.stop
+        indices = trials.trial[start:stop]
+        grades = self.grades[start:stop]
+        return [
+            None if indices == list(range(stop - start)) else indices,
+            _column(self.scores[start:stop]),
+            _column(self.costs[start:stop]),
+            _column(self.latencies[start:stop]),
+            _column(self.outputs[start:stop]),
+            _column(trials.error[start:stop]),
+            grades if any(grades) else None,
+        ]
