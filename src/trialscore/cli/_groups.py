@@ -5,8 +5,7 @@ A group is *not tested* when its data are valid but too small for the figure
 (:class:`~trialscore.errors.InsufficientDataError`: one case in a category, fewer trials than k, every
 trial errored); any other error is bad input and stops the command.
 
->>> from trialscore._words import plural
-from trialscore.errors import InsufficientDataError
+>>> from trialscore.errors import InsufficientDataError
 >>> def paired(cases):
 ...     if cases < 2:
 ...         raise InsufficientDataError("share 1 item", unit="items", needed=2, got=cases)
