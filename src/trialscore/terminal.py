@@ -21,7 +21,7 @@ LOG_WIDTH = 120
 
 
 def _console(stderr: bool) -> Console:
-    console = Console(stderr=stderr)
+    console = Console(stderr=stderr, emoji=False)  # ":a:" in a file name is data, never an emoji code
     if not console.is_terminal:
         console.width = max(console.width, LOG_WIDTH)
     return console

@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from trialscore.errors import EvaluationError
 from trialscore.results._columns import fetch, floats, integers
 from trialscore.results.columns import ColumnMap
+from trialscore.results.formats._text import lines as text_lines
 from trialscore.results.sink import UTF8_BOM
 
 __all__ = [
@@ -210,7 +211,7 @@ def _parse_all(lines: list[str]) -> list[Any] | None:
         return None
     try:
         parsed = json.loads("[" + ",".join(lines) + "]")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, list) and len(parsed) == len(lines) else None
 
@@ -218,7 +219,7 @@ def _parse_all(lines: list[str]) -> list[Any] | None:
 def _loads(line: str) -> object:
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -312,9 +313,7 @@ def _python_rows(path: Path, skip_invalid: bool) -> tuple[_Rows, int, int, str |
     lines_of: list[int] = []
     skipped = 0
     first_skipped = None
-    with path.open("r", encoding="utf-8-sig") as handle:
-        lines = handle.read().split("\n")
-    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    numbered = [(number, line.decode("utf-8")) for number, line in text_lines(path) if line.strip()]
     parsed = _parse_all([line for _, line in numbered])
     for index, (number, line) in enumerate(numbered):
         data = parsed[index] if parsed is not None else _loads(line)
@@ -451,10 +450,13 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     from trialscore.results.sink import _cursor
     from trialscore.results.tally import quote_literal
 
-    data = path.read_bytes()
-    if data.startswith(UTF8_BOM):
-        return None
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    with path.open("rb") as handle:
+        if handle.read(len(UTF8_BOM)) == UTF8_BOM:
+            return None
+    lines = nonblank = 0
+    for _, line in text_lines(path):  # counted without holding the file (a line too long is an error)
+        lines += 1
+        nonblank += bool(line.strip())
     con = _cursor()
     try:
         table = fetch(con, _fast_sql(quote_literal(str(path)), detail))
@@ -465,7 +467,7 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     rows = len(table["plain"])
     if rows == 0 or not table["plain"].all():
         return None
-    if rows != lines and rows != sum(1 for line in data.split(b"\n") if line.strip()):
+    if rows != lines and rows != nonblank:
         return None
     trials = _Rows(
         target=table["target"].tolist(),
@@ -604,15 +606,10 @@ def _case_order(case: CaseTrials) -> tuple[str, str, str]:
 
 
 def _is_record_file(path: Path) -> bool:
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except ValueError:
-                    return False
-                return isinstance(first, dict) and _RECORD_KEYS <= first.keys()
-    return False
+    first = next((line for _, line in text_lines(path) if line.strip()), b"")
+    return isinstance(value := _loads(first.decode("utf-8", errors="replace")), dict) and (
+        _RECORD_KEYS <= value.keys()
+    )
 
 
 def _records_path(path: Path, input_format: str | None, columns: ColumnMap) -> Path | None:

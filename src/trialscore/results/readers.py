@@ -53,7 +53,7 @@ from trialscore.results.tally import LongTable, text_value
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
 
-__all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts"]
+__all__ = ["FILE_KEY", "SCORER", "RecordSource", "count_records", "read_counts"]
 
 _RECORD_GROUPS = ("run_id", "suite", "target", "category")
 #: The group key of models / agents.
@@ -93,8 +93,14 @@ def read_counts(
     allow_repeated_trials: bool = False,
     input_format: str | None = None,
     group_targets: bool = False,
+    scorer: str | None = None,
 ) -> ItemCounts:
     """Read trial files and folders into per-(group, item) counts.
+
+    Several scorers of the same trials (an inspect_ai task with two scorers, promptfoo assertions,
+    deepeval metrics: a ``scorer`` column) are different judgements of one trial, never pooled:
+    each is its own group (``scorer`` is added to the group key when the inputs hold more than
+    one), unless ``scorer`` picks one.
 
     Parameters
     ----------
@@ -106,10 +112,12 @@ def read_counts(
     errors : ``"exclude"`` errored trials from ``n`` (default) or count them as ``"fail"``
     allow_repeated_trials : pool rows whose (item, trial) repeat instead of raising
     input_format : read every input as this format (a name of
-        :data:`trialscore.results.formats.FORMATS`) instead of detecting it
-    group_targets : with no ``by`` (and repeated trials not allowed), group by ``target``
-        when the inputs hold more than one target (models are never pooled unasked);
-        inputs without a target column count as one more target, ``None``
+        :data:`trialscore.results.formats.FORMATS`, or an alias) instead of detecting it
+    group_targets : with no ``by`` (and repeated trials not allowed), group by ``target`` when
+        the inputs hold more than one target (models are never pooled unasked), and likewise by
+        ``suite`` (tasks of an inspect_ai eval set); inputs without the column count as one more
+        value, ``None``
+    scorer : keep only the trials judged by this scorer (the ``scorer`` column)
 
     Returns
     -------
@@ -118,8 +126,10 @@ def read_counts(
     """
     policy = check_error_policy(errors)
     auto = group_targets and not by and not allow_repeated_trials
-    keys = (_TARGET,) if auto else tuple(by)
-    with TrialSink(keys, columns, skip_invalid, optional_groups=keys if auto else ()) as sink:
+    keys = _AUTO if auto else tuple(by)
+    apart = () if SCORER in keys or (allow_repeated_trials and scorer is None) else (SCORER,)
+    optional = (keys if auto else ()) + apart
+    with TrialSink(keys + apart, columns, skip_invalid, optional_groups=optional) as sink:
         for path in paths:
             if isinstance(path, RecordSource):
                 if not path.records:
@@ -128,14 +138,78 @@ def read_counts(
             else:
                 read_input(Path(path), sink, input_format)
         counts = sink.counts(policy, allow_repeated_trials)
-    if not auto:
-        return counts
-    targets = len(set(counts.group_values[0].tolist()))
-    if targets <= 1:
-        return dataclasses.replace(counts, by=(), group_values=())
-    note = f"grouped by target: the inputs hold {targets} targets (--by chooses the groups)"
+    if scorer is not None:
+        counts = _pick_scorer(counts, scorer)
+    for name in (*(keys if auto else ()), *apart):
+        counts = _settle_key(counts, name, dropped=scorer is not None and name == SCORER)
+    return counts
+
+
+#: The group keys of automatic grouping (``group_targets``), dropped when the inputs hold one value.
+_AUTO = (_TARGET, "suite")
+#: The group key of scorers: several scorers of the same trials are never pooled.
+SCORER = "scorer"
+_PLURAL = {_TARGET: "targets", "suite": "suites (tasks)", SCORER: "scorers"}
+
+
+def _values(counts: ItemCounts, name: str) -> list[str | None]:
+    column = counts.group_values[counts.by.index(name)]
+    return sorted(set(column.tolist()), key=lambda value: (value is None, str(value)))
+
+
+def _without(counts: ItemCounts, name: str) -> ItemCounts:
+    index = counts.by.index(name)
+    return dataclasses.replace(
+        counts,
+        by=counts.by[:index] + counts.by[index + 1 :],
+        group_values=counts.group_values[:index] + counts.group_values[index + 1 :],
+    )
+
+
+def _settle_key(counts: ItemCounts, name: str, dropped: bool) -> ItemCounts:
+    """Drop an added group key the inputs hold one value of; else keep it and say why the groups split."""
+    values = _values(counts, name)
+    if dropped or len(values) <= 1:
+        return _without(counts, name)
+    shown = ", ".join("—" if value is None else str(value) for value in values)
+    if name == SCORER:
+        note = f"scored per scorer: the inputs hold {len(values)} scorers ({shown}); --scorer NAME picks one"
+    else:
+        held = f"{len(values)} {_PLURAL[name]} ({shown})"
+        note = f"grouped by {name}: the inputs hold {held} (--by chooses the groups)"
+    return _noted(counts, note)
+
+
+def _noted(counts: ItemCounts, note: str) -> ItemCounts:
     return dataclasses.replace(
         counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
+    )
+
+
+def _pick_scorer(counts: ItemCounts, scorer: str) -> ItemCounts:
+    """Only the rows of one scorer; the other scorers' trials are counted out in a note."""
+    values = [value for value in _values(counts, SCORER) if value is not None]
+    if scorer not in values:
+        named = f"the scorers are {', '.join(values)}" if values else "the inputs name no scorer"
+        raise EvaluationError(f"scorer {scorer!r} is not in the inputs; {named}")
+    keep = counts.group_values[counts.by.index(SCORER)] == scorer
+    left_out = int((counts.graded[~keep] + counts.errored[~keep]).sum())
+    errored = counts.errored[keep]
+    stats = dataclasses.replace(
+        counts.stats,
+        rows_read=counts.stats.rows_read - left_out,
+        rows_errored=int(errored.sum()),
+        notes=(*counts.stats.notes, f"scorer {scorer}: {left_out} trial rows of the other scorers left out"),
+    )
+    return dataclasses.replace(
+        counts,
+        group_values=tuple(values_[keep] for values_ in counts.group_values),
+        item=counts.item[keep],
+        graded=counts.graded[keep],
+        c=counts.c[keep],
+        errored=errored,
+        stats=stats,
+        cluster=None if counts.cluster is None else counts.cluster[keep],
     )
 
 

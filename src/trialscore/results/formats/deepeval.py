@@ -34,13 +34,12 @@ A folder is read as its ``test_run_*.json`` files, else as its ``.latest_run_ful
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -61,10 +60,9 @@ MAPS = (
 )
 SUFFIXES = (".json",)
 
-#: How ``TestRun`` JSON starts (exclude_none drops a missing testFile), optionally under testRunData.
-_HEAD = re.compile(
-    r'^\s*\{\s*(?:"testRunData"\s*:\s*\{\s*)?"(?:testFile|testCases|conversationalTestCases)"\s*:'
-)
+#: Keys of a ``TestRun`` beside its test case lists (exclude_none drops those it lacks), perhaps
+#: under ``testRunData``.
+_RUN_KEYS = frozenset({"testFile", "testPassed", "testFailed", "metricsScores", "runDuration"})
 #: pytest-repeat's parameter id ``<i>-<N>``, alone or after other parameters.
 _REPEAT = re.compile(r"^(?P<base>.+?)\[(?:(?P<params>.+)-)?(?P<i>\d+)-(?P<n>\d+)\]$")
 _LATEST = (".latest_run_full.json", ".latest_test_run.json")
@@ -80,8 +78,10 @@ def base_name(name: str) -> str:
 
 
 def _is_run(path: Path) -> bool:
-    head = head_text(path, 256)
-    return head is not None and _HEAD.match(head) is not None
+    """A JSON object with a test run's lists and one of its tallies or a metric result, in any order."""
+    keys = {key.removeprefix("testRunData.") for key in file_keys(path, depth=4)}
+    lists = {"testCases", "conversationalTestCases"} & keys
+    return bool(lists) and any(key in _RUN_KEYS or key.endswith(".[].metricsData") for key in keys)
 
 
 def _natural(path: Path) -> list[object]:
@@ -113,10 +113,7 @@ def sniff(path: Path) -> bool:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    document = load_json(path)
     if isinstance(document, dict) and "testRunData" in document:
         document = document["testRunData"]
     if not isinstance(document, dict):

@@ -40,14 +40,12 @@ folder of job folders.  Each trial result is one trial row:
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -90,8 +88,8 @@ REWARD_VALID = frozenset(
     }
 )
 _RESULT = "result.json"
-#: How ``TrialResult.model_dump_json`` starts: (id,) task_name, trial_name.
-_HEAD = re.compile(r'^\s*\{\s*(?:"id"\s*:\s*"[^"]*"\s*,\s*)?"task_name"\s*:\s*"[^"]*"\s*,\s*"trial_name"\s*:')
+#: Keys every ``TrialResult`` has had, whatever its ``schema_version`` and key order.
+_TRIAL_KEYS = frozenset({"task_name", "trial_name"})
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "agent", "model", "dataset", "exception")
 
 
@@ -112,8 +110,7 @@ def target(agent: str, model_info: object) -> str:
 
 
 def _is_trial_result(path: Path) -> bool:
-    head = head_text(path, 4096)
-    return head is not None and _HEAD.match(head) is not None
+    return _TRIAL_KEYS <= file_keys(path)
 
 
 def _subfolders(path: Path) -> list[Path]:
@@ -230,10 +227,7 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
     skips = Skips(skip_invalid, "trial results")
     for file in files:
         try:
-            try:
-                result = json.loads(file.read_text(encoding="utf-8-sig"))
-            except ValueError as exc:
-                raise EvaluationError(f"{file}: not valid JSON: {exc}") from exc
+            result = load_json(file)
             row = _trial(result, str(file))
         except EvaluationError as exc:
             skips.note(None, exc)  # the message names the file

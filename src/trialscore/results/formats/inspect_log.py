@@ -26,14 +26,13 @@ and are not read.
 from __future__ import annotations
 
 import json
-import re
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_bytes, head_text
+from trialscore.results.formats._text import file_keys, head_bytes
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -50,8 +49,8 @@ MAPS = (
 SUFFIXES = (".eval", ".json")
 
 _ZIP = b"PK\x03\x04"
-#: The first keys inspect_ai writes in a JSON log.
-_JSON_LOG = re.compile(r'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
+#: Keys of an inspect_ai JSON log (``EvalLog``), whatever their order.
+_JSON_LOG = frozenset({"version", "status", "eval"})
 
 
 def _is_log_file(path: Path) -> bool:
@@ -62,8 +61,7 @@ def _is_log_file(path: Path) -> bool:
         except (OSError, zipfile.BadZipFile):
             return False
         return any(name == "header.json" or name.startswith("_journal/") for name in names)
-    head = head_text(path, 4096)
-    return head is not None and _JSON_LOG.match(head) is not None
+    return _JSON_LOG <= file_keys(path)
 
 
 def log_files(folder: Path) -> list[Path]:

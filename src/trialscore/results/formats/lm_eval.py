@@ -28,14 +28,13 @@ folders.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text, json_lines
+from trialscore.results.formats._text import first_json_object, head_text, json_lines, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -116,8 +115,8 @@ def _results(folder: Path, date: str, cache: dict[Path, dict[str, Any] | None]) 
     for candidate in candidates:
         if candidate not in cache:
             try:
-                loaded = json.loads(candidate.read_text(encoding="utf-8-sig"))
-            except (OSError, ValueError):
+                loaded = load_json(candidate)
+            except (OSError, EvaluationError):
                 loaded = None
             cache[candidate] = loaded if isinstance(loaded, dict) else None
         if cache[candidate] is not None:

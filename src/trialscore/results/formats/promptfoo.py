@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text
+from trialscore.results.formats._text import first_json_object, head_text, json_lines, load_json
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -232,23 +232,11 @@ def _document_results(document: object, path: Path) -> list[object]:
 
 def promptfoo_table(path: Path) -> LongTable:
     """Trial rows of a promptfoo output file (a JSON document, or JSON Lines of results)."""
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
-    first = first_json_object(text)
+    first = first_json_object(head_text(path) or "")
     if first is not None and _looks_like_result(first):
-        rows: list[object] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
+        rows = [row for _, row in json_lines(path)]
         return promptfoo_table_from_results(rows, str(path))
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
-    return promptfoo_table_from_results(_document_results(document, path), str(path))
+    return promptfoo_table_from_results(_document_results(load_json(path), path), str(path))
 
 
 def read(path: Path, sink: TrialSink) -> None:
