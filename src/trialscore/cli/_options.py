@@ -134,6 +134,14 @@ class ReadOptions:
             "--allow-repeated-trials", help="Pool rows whose (item, trial) repeat instead of failing."
         ),
     ] = False
+    scorer: Annotated[
+        str | None,
+        typer.Option(
+            "--scorer",
+            help="Read only this scorer's judgements (inputs with several scorers, metrics or assertions "
+            "are otherwise scored per scorer).",
+        ),
+    ] = None
     cluster_col: Annotated[
         str | None,
         typer.Option(
@@ -268,6 +276,8 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
 
 def _warn_skipped(counts: ItemCounts) -> None:
     warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
+    for run in counts.stats.partial:
+        errors.print(f"warning: {run.message}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
         errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
@@ -295,6 +305,7 @@ def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options
         allow_repeated_trials=options.allow_repeated_trials,
         input_format=options.input_format,
         group_targets=True,
+        scorer=options.scorer,
     )
     _warn_skipped(counts)
     return counts

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from trialscore.cli._app import app, console
+from trialscore.cli._app import app, console, errors
 from trialscore.cli._options import ReadOptions, bad_input, reading_options, split
 from trialscore.errors import EvaluationError
 
@@ -46,7 +46,7 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
 
     columns = read.columns()
     if path.exists():
-        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail)
+        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer)
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
         from trialscore.results.readers import RecordSource
         from trialscore.runner.history import resolve_inputs
@@ -58,6 +58,8 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
             trials.write_text("".join(record.model_dump_json() + "\n" for record in source.records))
             run = read_run(trials, columns, read.skip_invalid, label=source.label, detail=detail)
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
+    for note in run.partial:
+        errors.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
     return run
 
 

@@ -172,6 +172,7 @@ class RunData:
     rows_skipped: int = 0
     first_skipped: str | None = None
     trials: TrialColumns | None = None
+    partial: tuple[str, ...] = ()
 
     @property
     def detailed(self) -> bool:
@@ -626,7 +627,9 @@ def _records_path(path: Path, input_format: str | None, columns: ColumnMap) -> P
     return None
 
 
-def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_format: str | None) -> RunData:
+def _read_counts(
+    path: Path, columns: ColumnMap, skip_invalid: bool, input_format: str | None, scorer: str | None = None
+) -> RunData:
     """Per-case counts of any other format: read as ``score`` reads it, grouped by target and category."""
     from trialscore.results.readers import read_counts
 
@@ -634,7 +637,12 @@ def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_forma
     for by in (("target", "category"), ("target",), ("category",), ()):
         try:
             counts = read_counts(
-                [path], by=by, columns=columns, skip_invalid=skip_invalid, input_format=input_format
+                [path],
+                by=by,
+                columns=columns,
+                skip_invalid=skip_invalid,
+                input_format=input_format,
+                scorer=scorer,
             )
             break
         except EvaluationError as exc:
@@ -667,6 +675,7 @@ def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_forma
         stats.rows_read,
         stats.rows_skipped,
         stats.first_skipped,
+        partial=tuple(run.message for run in stats.partial),
     )
 
 
@@ -677,6 +686,7 @@ def read_run(
     input_format: str | None = None,
     label: str | None = None,
     detail: bool = True,
+    scorer: str | None = None,
 ) -> RunData:
     """Read one run (a file or folder ``score`` reads) into its cases.
 
@@ -689,13 +699,14 @@ def read_run(
     label : the run's name in the report (default: ``path``)
     detail : read each trial's detail (output, graders, error, cost, latency); without it only the
         verdicts are read (enough for a baseline or an earlier run), and cases are not ``detailed``
+    scorer : of an input with several scorers, read only this one's judgements (other formats only)
     """
     path = Path(path)
     columns = columns or ColumnMap()
     records = _records_path(path, input_format, columns)
     if records is not None:
         return _read_records(records, label or str(path), skip_invalid, detail)
-    return _read_counts(path, columns, skip_invalid, input_format)
+    return _read_counts(path, columns, skip_invalid, input_format, scorer)
 
 
 def read_runs(paths: Sequence[str | Path], **options: Any) -> list[RunData]:
