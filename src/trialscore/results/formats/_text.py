@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import zipfile
@@ -32,6 +33,7 @@ __all__ = [
     "member_files",
     "nonblank_line_number",
     "parse_json",
+    "tree_files",
 ]
 
 #: How much of a file sniffing looks at.
@@ -367,6 +369,22 @@ def check_zip_member(path: Path, info: zipfile.ZipInfo, limit: int) -> None:
             f"times its compressed size); trialscore inflates a member to at most {limit // 2**20} MiB "
             f"and {MAX_ZIP_RATIO} times (a zip bomb is refused)"
         )
+
+
+#: How many folders deep a format looks for its files below the folder it is given.
+TREE_DEPTH = 6
+
+
+def tree_files(folder: Path, accept: Callable[[Path], bool], depth: int = TREE_DEPTH) -> list[Path]:
+    """The files ``accept`` takes in ``folder`` and the folders below it (at most ``depth`` levels
+    down, symbolic links to folders not followed), in path order; an unreadable folder has none."""
+    found: list[Path] = []
+    base = len(folder.parts)
+    for root, folders, files in os.walk(folder):
+        here = Path(root)
+        folders[:] = sorted(folders) if len(here.parts) - base < depth else []
+        found += [here / name for name in sorted(files) if accept(here / name)]
+    return found
 
 
 def member_files(path: Path, pattern: str, belongs: Callable[[Path], bool]) -> list[Path]:

@@ -40,7 +40,6 @@ convert --to eval`` makes the ``.eval`` file inspect_ai reads by parts).
 from __future__ import annotations
 
 import json
-import os
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -48,7 +47,13 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
 from trialscore.results.counts import PartialRun
-from trialscore.results.formats._text import MAX_DOCUMENT_BYTES, check_zip_member, file_keys, head_bytes
+from trialscore.results.formats._text import (
+    MAX_DOCUMENT_BYTES,
+    check_zip_member,
+    file_keys,
+    head_bytes,
+    tree_files,
+)
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -84,15 +89,7 @@ def _is_log_file(path: Path) -> bool:
 
 def log_files(folder: Path) -> list[Path]:
     """The inspect_ai logs in ``folder`` and the folders below it, in path order."""
-    found = []
-    for root, folders, files in os.walk(folder):
-        folders.sort()
-        found += [
-            Path(root) / name
-            for name in sorted(files)
-            if Path(name).suffix.lower() in SUFFIXES and _is_log_file(Path(root) / name)
-        ]
-    return found
+    return tree_files(folder, lambda path: path.suffix.lower() in SUFFIXES and _is_log_file(path))
 
 
 def sniff(path: Path) -> bool:
