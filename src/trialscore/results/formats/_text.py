@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+import numpy as np
+
 from trialscore.errors import EvaluationError
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
     "MAX_ZIP_RATIO",
+    "check_nesting",
     "check_zip_member",
     "file_keys",
     "first_json_object",
@@ -134,6 +137,36 @@ def file_keys(path: Path, size: int = HEAD_BYTES, depth: int = 2) -> frozenset[s
     """:func:`head_keys` of a file's first ``size`` bytes (empty for anything else: binary, not JSON)."""
     head = head_text(path, size)
     return (head_keys(head, depth) if head is not None else None) or frozenset()
+
+
+#: The deepest nesting handed to another tool's JSON reader (its parser may overflow the C stack).
+MAX_NESTING = 500
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def check_nesting(data: bytes, where: str, limit: int = MAX_NESTING) -> None:
+    """JSON text nested deeper than ``limit`` (arrays and objects) is an error naming ``where``.
+
+    For text handed to a reader that would crash on it rather than say so.  Counted a block at a
+    time with strings taken out, so it costs a few copies of one block, not of the text.
+
+    >>> check_nesting(b'{"a": "[[[[", "b": [[1]]}', "x.json", limit=3)
+    >>> check_nesting(b"[[[[]]]]", "x.json", limit=3)
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: x.json: not valid JSON: nested too deeply (over 3 levels)
+    """
+    bare = _STRING.sub(b'""', data)
+    depth = 0
+    for start in range(0, len(bare), 2**22):
+        codes = np.frombuffer(bare, dtype=np.uint8, count=min(2**22, len(bare) - start), offset=start)
+        steps = np.zeros(codes.size, dtype=np.int32)
+        steps[(codes == 0x5B) | (codes == 0x7B)] = 1
+        steps[(codes == 0x5D) | (codes == 0x7D)] = -1
+        running = np.cumsum(steps) + depth
+        if running.size and int(running.max()) > limit:
+            raise EvaluationError(f"{where}: not valid JSON: nested too deeply (over {limit} levels)")
+        depth = int(running[-1]) if running.size else depth
 
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
@@ -281,6 +314,8 @@ def json_array_items(path: Path, chunk: int = 1 << 20) -> Iterator[object]:
             while True:
                 try:
                     yield text.value()
+                except _TooLong as exc:
+                    raise EvaluationError(f"{path}: element {index + 1}: {exc}") from None
                 except ValueError as exc:
                     reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
                     raise EvaluationError(f"{path}: element {index + 1} is not valid JSON: {reason}") from exc
@@ -294,6 +329,10 @@ def json_array_items(path: Path, chunk: int = 1 << 20) -> Iterator[object]:
                     raise EvaluationError(f"{path}: expected ',' or ']' after element {index}; got {got!r}")
         if text.peek():
             raise EvaluationError(f"{path}: text after the end of the JSON array: {text.rest(20)!r}")
+
+
+class _TooLong(ValueError):
+    """A JSON array element longer than :data:`MAX_LINE_BYTES`."""
 
 
 class _ArrayText:
@@ -329,7 +368,15 @@ class _ArrayText:
             start = self.position
             try:
                 item, end = _DECODER.raw_decode(self.buffer, start)
+            except RecursionError:
+                raise ValueError(
+                    "nested too deeply (arrays or objects over about 1000 levels deep)"
+                ) from None
             except ValueError:
+                if len(self.buffer) - start > MAX_LINE_BYTES:
+                    raise _TooLong(
+                        f"an element over {_size(MAX_LINE_BYTES)} is longer than trialscore reads"
+                    ) from None
                 if not self._more(size):
                     raise
                 size *= 2

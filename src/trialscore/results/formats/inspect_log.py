@@ -49,6 +49,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.counts import PartialRun
 from trialscore.results.formats._text import (
     MAX_DOCUMENT_BYTES,
+    check_nesting,
     check_zip_member,
     file_keys,
     head_bytes,
@@ -113,7 +114,8 @@ def read(path: Path, sink: TrialSink) -> None:
 
 
 def _check_size(path: Path) -> None:
-    """Refuse a log that would take unbounded memory to read: a zip bomb, an oversized JSON log."""
+    """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
+    is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so)."""
     if head_bytes(path, len(_ZIP)) != _ZIP:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
@@ -122,12 +124,14 @@ def _check_size(path: Path) -> None:
                 f"{MAX_DOCUMENT_BYTES // 2**20} MiB read whole; convert it with "
                 "`inspect log convert --to eval` and read the .eval file"
             )
+        check_nesting(path.read_bytes(), str(path))
         return
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
                 if not info.filename.startswith("samples/"):
                     check_zip_member(path, info, MAX_MEMBER_BYTES)
+                    check_nesting(archive.read(info), f"{path} member {info.filename!r}")
     except zipfile.BadZipFile as exc:
         raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
 
