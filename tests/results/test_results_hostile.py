@@ -137,13 +137,13 @@ def _one_gib_line(path: Path, head: str, tail: str) -> None:
 def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
     _one_gib_line(path, '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "', '"}')
-    message = f"{path} line 2: a line over 32 MiB is longer than trialscore reads"
+    message = f"{path} line 2: a line over 80 MiB is longer than trialscore reads"
     _refused("score", str(path), message=message)
     _refused("report", str(path), "--out", str(tmp_path / "r.html"), message=message)
     array = tmp_path / "results.json"  # a tau-bench results array whose one element is 1 GiB
     _one_gib_line(array, '[{"task_id": 1, "reward": 1.0, "info": "', '"}]')
     array.write_bytes(array.read_bytes().split(b"\n", 1)[1])
-    _refused("score", str(array), message=f"{array}: element 1: an element over 32 MiB")
+    _refused("score", str(array), message=f"{array}: element 1: an element over 80 MiB")
 
 
 @pytest.mark.parametrize(

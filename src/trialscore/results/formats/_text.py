@@ -42,7 +42,7 @@ __all__ = [
 #: How much of a file sniffing looks at.
 HEAD_BYTES = 65536
 #: The longest line a line-by-line reader takes (bytes); a longer one is an error, found without holding it.
-MAX_LINE_BYTES = 32 * 2**20
+MAX_LINE_BYTES = 80 * 2**20
 #: The largest JSON document a reader parses whole (bytes): parsed, it takes several times its size.
 MAX_DOCUMENT_BYTES = 48 * 2**20
 
