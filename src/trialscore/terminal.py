@@ -26,7 +26,8 @@ LOG_WIDTH = 120
 
 
 def _console(stderr: bool) -> Console:
-    console = Console(stderr=stderr, highlight=False)  # numbers are data: no colour guessed from their look
+    # numbers are data: no colour guessed from their look; ":a:" in a file name is never an emoji code
+    console = Console(stderr=stderr, highlight=False, emoji=False)
     if not console.is_terminal:
         console.width = max(console.width, LOG_WIDTH)
     return console

@@ -130,3 +130,27 @@ def test_other_formats_are_not_taken_for_deepeval(tmp_path: Path) -> None:
 def _rows(columns):
     """The table's rows as dicts (column name -> text)."""
     return [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+
+
+def test_each_metric_is_its_own_scorer_as_deepeval_tallies_it() -> None:
+    several = FIXTURES / "deepeval" / "several"
+    assert (several / "VERSION").read_text() == "deepeval 4.3.1\n"
+    counts = read_counts([several], group_targets=True)
+    assert counts.by == ("scorer",)
+    assert "the inputs hold 3 scorers (Contains Answer, Short Answer, success)" in " ".join(
+        counts.stats.notes
+    )
+    tally: dict[str, list[int]] = {}
+    for run in several.glob("test_run_*.json"):
+        for metric in json.loads(run.read_text())["metricsScores"]:
+            totals = tally.setdefault(metric["metric"], [0, 0, 0])
+            for index, field in enumerate(("passes", "fails", "errors")):
+                totals[index] += metric[field]
+    for group in counts.groups():
+        scorer = dict(group.key)["scorer"]
+        ours = [int(group.c.sum()), int((group.n - group.c).sum()), group.errored_trials]
+        if scorer != "success":
+            assert ours == tally[scorer], scorer
+    # the grader broke on "arithmetic" in one run: that metric's trial is errored, the other metric's is not
+    assert by_item(counts)[("Contains Answer", "arithmetic")] == (2, 2, 1)
+    assert by_item(counts)[("Short Answer", "arithmetic")] == (3, 3, 0)

@@ -138,11 +138,14 @@ def test_wide_nan_marks_errored_trials_and_bad_entries_are_named(tmp_path):
     assert group.bank().n.tolist() == [2, 3]
     np.save(tmp_path / "bad.npy", np.array([[1, 0], [2, 1]]))
     with pytest.raises(
-        EvaluationError, match=r"bad\.npy must be binary \(0 or 1\) .*got 2 at item 1, trial 0"
+        EvaluationError,
+        match=r"bad\.npy must be binary \(0 or 1, NaN for an errored trial\); got 2 at item 1, trial 0",
     ):
         read_counts([tmp_path / "bad.npy"])
     (tmp_path / "ragged.csv").write_text("1,0,1\n1,0\n")
-    with pytest.raises(EvaluationError, match=r"ragged\.csv: cannot read an items x trials 0/1 matrix"):
+    with pytest.raises(
+        EvaluationError, match=r"ragged\.csv line 2: cannot read an items x trials 0/1 matrix: 2 values"
+    ):
         read_counts([tmp_path / "ragged.csv"])
 
 

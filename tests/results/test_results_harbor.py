@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _readers import by_item, pass1
+from _readers import by_item, pass1, score_json
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -121,3 +121,60 @@ def test_other_formats_are_not_taken_for_harbor(tmp_path: Path) -> None:
     assert not FORMATS["harbor"].sniff(tmp_path / "result.json") and not FORMATS["harbor"].sniff(tmp_path)
     others = [path for path in FIXTURES.rglob("*") if "harbor" not in path.parts]
     assert not [path for path in others if FORMATS["harbor"].sniff(path)]
+
+
+JOB_026 = FIXTURES / "harbor" / "jobs-0.26" / "2026-11-20__10-00-00"
+
+
+def _harbor_tally(job: Path) -> dict[tuple[str, str], tuple[int, int, int]]:
+    """(agent, task) -> (graded, passed, errored) as Harbor 0.26 tallied the job in its result.json:
+    ``stats.evals[...].reward_stats`` lists the trials with a valid reward by value, ``exception_stats``
+    those with an exception (errored when their reward is not valid)."""
+    stats = json.loads((job / "result.json").read_text())["stats"]["evals"]
+    out: dict[tuple[str, str], list[int]] = {}
+    for key, entry in stats.items():
+        agent = key.split("__")[0]
+        rewarded = {name: value for value, names in entry["reward_stats"]["reward"].items() for name in names}
+        raised = {name for names in entry["exception_stats"].values() for name in names}
+        for name in rewarded.keys() | raised:
+            counts = out.setdefault((agent, name.split("__")[0]), [0, 0, 0])
+            if name in rewarded:
+                counts[0] += 1
+                counts[1] += float(rewarded[name]) == 1.0
+            else:
+                counts[2] += 1
+    return {key: (graded, passed, errored) for key, (graded, passed, errored) in out.items()}
+
+
+def test_a_harbor_0_26_job_with_two_agents_scores_per_agent_as_harbor_tallies_it() -> None:
+    assert detect_format(JOB_026).NAME == "harbor"
+    assert (JOB_026.parent / "VERSION").read_text() == "harbor 0.26.0\n"
+    first = json.loads(next(JOB_026.glob("*__*/result.json")).read_text())
+    assert next(iter(first)) == "schema_version"  # the key that 0.25's detection tripped over
+    counts = read_counts([JOB_026], group_targets=True)
+    assert counts.by == ("target",)
+    model = " (anthropic/claude-sonnet-4-5)"
+    own = {(agent + model, task): value for (agent, task), value in _harbor_tally(JOB_026).items()}
+    assert by_item(counts) == own
+    assert own[("terminus-2" + model, "regex-log")] == (1, 0, 2)  # rate limit; reward overridden invalid
+    assert own[("claude-code" + model, "fix-git")] == (3, 1, 0)  # a non-zero agent exit keeps reward 0
+    report = pass1(score_json(str(JOB_026)))
+    assert set(report) == {f"target=claude-code{model}", f"target=terminus-2{model}"}
+
+
+def test_a_changed_harbor_schema_is_named_by_its_field(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    shutil.copytree(JOB_026, job)
+    trial = next(job.glob("hello-world__*/result.json"))
+    data = json.loads(trial.read_text())
+    data["schema_version"] = 2
+    trial.write_text(json.dumps(data))
+    result = runner.invoke(app, ["score", str(job)])
+    assert result.exit_code == 2
+    assert f"{trial}: field 'schema_version' is 2; this reader knows Harbor's trial result" in result.stderr
+    data["schema_version"] = 1
+    data["reward_valid"] = "yes"
+    trial.write_text(json.dumps({key: data[key] for key in reversed(data)}))  # keys in any order
+    result = runner.invoke(app, ["score", str(job)])
+    assert result.exit_code == 2
+    assert f"{trial}: field 'reward_valid' must be true or false; got 'yes'" in result.stderr

@@ -152,3 +152,38 @@ def test_other_formats_are_not_taken_for_lm_eval(tmp_path):
     pq.write_table(pa.Table.from_pylist(rows), parquet)
     assert not FORMATS["lm-eval"].sniff(parquet)
     assert not FORMATS["lm-eval"].sniff(tmp_path)  # its samples_* files are not lm_eval samples
+
+
+RUNS = OUT.parent / "runs"
+
+
+def _own_counts(root: Path) -> dict[tuple, tuple[int, int, int]]:
+    """(model, task/doc) -> (runs, passes, 0) from the samples files themselves (the tool's records),
+    the primary metric of each task (acc, exact_match) equal to 1 on a pass."""
+    primary = {"tiny_mc": "acc", "tiny_gen": "exact_match"}
+    out: dict[tuple, list[int]] = {}
+    for path in root.rglob("samples_*.jsonl"):
+        task = path.name.split("_20")[0].removeprefix("samples_")
+        for line in path.read_text().splitlines():
+            sample = json.loads(line)
+            counts = out.setdefault((path.parent.name, f"{task}/{sample['doc_id']}"), [0, 0, 0])
+            counts[0] += 1
+            counts[1] += sample[primary[task]] == 1
+    return {key: (n, c, e) for key, (n, c, e) in out.items()}
+
+
+def test_one_output_path_per_seed_makes_each_run_folder_a_trial() -> None:
+    assert (RUNS / "VERSION").read_text() == "lm-eval 0.4.13\n"
+    assert detect_format(RUNS).NAME == "lm-eval"
+    counts = read_counts([RUNS], group_targets=True)
+    assert counts.by == ("target",)
+    assert _counts(RUNS, by=["target"]) == _own_counts(RUNS)
+    assert {n for n, _, _ in _own_counts(RUNS).values()} == {2, 3}  # model-a ran 3 seeds, model-b 2
+    # each run's mean of the task's metric is what lm_eval printed for it in results_<date>.json
+    by_run = read_counts([RUNS], by=["target", "run", "category"])
+    for group in by_run.groups():
+        key = dict(group.key)
+        (results,) = RUNS.glob(f"seed*/{key['target']}/results_{key['run']}.json")
+        metric = {"tiny_mc": "acc,none", "tiny_gen": "exact_match,none"}[key["category"]]
+        recorded = json.loads(results.read_text())["results"][key["category"]][metric]
+        assert group.c.sum() / group.n.sum() == pytest.approx(recorded)

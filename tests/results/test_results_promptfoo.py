@@ -139,3 +139,47 @@ def test_a_result_breaking_the_schema_is_one_line_naming_file_result_and_field(t
     result = runner.invoke(app, ["score", str(path)])
     assert result.exit_code != 0
     assert "result 5" in result.output and "'success'" in result.output
+
+
+NEW = FIXTURES / "0.123"
+
+
+def test_the_csv_export_is_read_as_its_json(tmp_path):
+    assert (NEW / "VERSION").read_text() == "promptfoo 0.123.1\n"
+    path = NEW / "plain.csv"
+    assert detect_format(path).NAME == "promptfoo"
+    expected = {
+        (target, item): value for target in ("dummy-a", "file://provider.js") for item, value in RUN1.items()
+    }
+    assert by_item(read_counts([path], by=["target"])) == expected
+    bad = tmp_path / "bad.csv"
+    bad.write_text(path.read_text().replace(",PASS,", ",MAYBE,", 1))
+    result = runner.invoke(app, ["score", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad} row 2: field 'Status' must be PASS, FAIL or ERROR; got 'MAYBE'" in result.stderr
+
+
+def test_each_assertion_is_its_own_scorer_as_promptfoo_counts_it():
+    from_json = read_counts([NEW / "several.json"], group_targets=True)
+    from_csv = read_counts([NEW / "several.csv"], group_targets=True)
+    assert from_json.by == from_csv.by == ("target", "scorer")
+    assert by_item(from_json) == by_item(from_csv)
+    assert "the inputs hold 4 scorers (exact, mentions-paris, short, success)" in " ".join(
+        from_json.stats.notes
+    )
+    document = json.loads((NEW / "several.json").read_text())
+    groups = {
+        dict(group.key)["target"] + "|" + dict(group.key)["scorer"]: group for group in from_json.groups()
+    }
+    for prompt in document["results"]["prompts"]:
+        recorded = prompt["metrics"]
+        success = groups[f"{prompt['provider']}|success"]
+        assert (int(success.c.sum()), int(success.n.sum() - success.c.sum()), success.errored_trials) == (
+            recorded["testPassCount"],
+            recorded["testFailCount"],
+            recorded["testErrorCount"],
+        )
+        for metric, passes in recorded["namedScores"].items():  # every assertion scores 0 or 1
+            assert int(groups[f"{prompt['provider']}|{metric}"].c.sum()) == passes
+    picked = read_counts([NEW / "several.csv"], by=["target"], scorer="short")
+    assert {item for _, item in by_item(picked)} == {"flaky", "unstable"}

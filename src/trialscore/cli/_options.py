@@ -147,6 +147,14 @@ class ReadOptions:
             "--allow-repeated-trials", help="Pool rows whose (item, trial) repeat instead of failing."
         ),
     ] = False
+    scorer: Annotated[
+        str | None,
+        typer.Option(
+            "--scorer",
+            help="Read only this scorer's judgements (inputs with several scorers, metrics or assertions "
+            "are otherwise scored per scorer).",
+        ),
+    ] = None
     cluster_col: Annotated[
         str | None,
         typer.Option(
@@ -289,8 +297,8 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
 
 def _warn_skipped(counts: ItemCounts) -> None:
     warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
-    for line in counts.stats.partial:
-        errors.print(f"warning: partial input: {line}", markup=False, highlight=False, soft_wrap=True)
+    for run in counts.stats.partial:
+        errors.print(f"warning: {run.message}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
         errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
@@ -337,6 +345,7 @@ def read_together(
         input_format=options.input_format,
         group_targets=not split,
         split=split,
+        scorer=options.scorer,
     )
     for counts in read:
         _warn_skipped(counts)
@@ -367,7 +376,7 @@ def same_suite(options: ReadOptions, names: Sequence[Path]) -> ReadOptions:
 def refuse_partial(read: Sequence[ItemCounts], allow: bool, gate: str) -> None:
     """A gate does not judge an input that stopped short of its plan unless ``--allow-partial``: it says
     why and exits 3 (could not judge), as for any gate the data cannot decide."""
-    partial = [line for counts in read for line in counts.stats.partial]
+    partial = [run.message for counts in read for run in counts.stats.partial]
     if partial and not allow:
         errors.print(
             f"gate could not judge (exit status {EXIT_NOT_JUDGED}): {gate} refuses a partial input: "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+from dataclasses import replace
 from datetime import date
 from enum import Enum
 from pathlib import Path
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from trialscore.cli._app import app, console
+from trialscore.cli._app import app, console, errors
 from trialscore.cli._options import ReadOptions, bad_input, reading_options, split
 from trialscore.errors import EvaluationError
 
@@ -47,12 +48,12 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
 
     columns = read.columns()
     if path.exists():
-        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail)
+        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer)
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
         from trialscore.results.readers import RecordSource
         from trialscore.runner.history import resolve_inputs
 
-        (source,) = resolve_inputs([path], read.store)
+        (source,) = resolve_inputs([path], read.store, read.suite)
         assert isinstance(source, RecordSource)
         with tempfile.TemporaryDirectory(prefix="trialscore-") as folder:
             trials = Path(folder) / "trials.jsonl"
@@ -61,7 +62,11 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
                 asked = _stored_cases(read.store, source.label.removeprefix("run "))
                 (Path(folder) / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in asked))
             run = read_run(trials, columns, read.skip_invalid, label=source.label, detail=detail)
+        if source.partial is not None:
+            run = replace(run, partial=(*run.partial, source.partial.message))
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
+    for note in run.partial:
+        errors.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)
     return run
 
 

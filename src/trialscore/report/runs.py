@@ -36,6 +36,7 @@ from numpy.typing import NDArray
 from trialscore.errors import EvaluationError, MissingColumnError
 from trialscore.results._columns import fetch, floats, integers
 from trialscore.results.columns import ColumnMap
+from trialscore.results.formats._text import lines as text_lines
 from trialscore.results.sink import UTF8_BOM
 
 __all__ = [
@@ -173,6 +174,7 @@ class RunData:
     trials: TrialColumns | None = None
     asked: Mapping[str, tuple[object, object]] = field(default_factory=dict)
     """Case id -> (input, expected) from the run's ``cases.jsonl`` (the drawer shows them)."""
+    partial: tuple[str, ...] = ()
 
     @property
     def detailed(self) -> bool:
@@ -212,7 +214,7 @@ def _parse_all(lines: list[str]) -> list[Any] | None:
         return None
     try:
         parsed = json.loads("[" + ",".join(lines) + "]")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return parsed if isinstance(parsed, list) and len(parsed) == len(lines) else None
 
@@ -220,7 +222,7 @@ def _parse_all(lines: list[str]) -> list[Any] | None:
 def _loads(line: str) -> object:
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -314,9 +316,7 @@ def _python_rows(path: Path, skip_invalid: bool) -> tuple[_Rows, int, int, str |
     lines_of: list[int] = []
     skipped = 0
     first_skipped = None
-    with path.open("r", encoding="utf-8-sig") as handle:
-        lines = handle.read().split("\n")
-    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    numbered = [(number, line.decode("utf-8")) for number, line in text_lines(path) if line.strip()]
     parsed = _parse_all([line for _, line in numbered])
     for index, (number, line) in enumerate(numbered):
         data = parsed[index] if parsed is not None else _loads(line)
@@ -453,10 +453,13 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     from trialscore.results.sink import _cursor
     from trialscore.results.tally import quote_literal
 
-    data = path.read_bytes()
-    if data.startswith(UTF8_BOM):
-        return None
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    with path.open("rb") as handle:
+        if handle.read(len(UTF8_BOM)) == UTF8_BOM:
+            return None
+    lines = nonblank = 0
+    for _, line in text_lines(path):  # counted without holding the file (a line too long is an error)
+        lines += 1
+        nonblank += bool(line.strip())
     con = _cursor()
     try:
         table = fetch(con, _fast_sql(quote_literal(str(path)), detail))
@@ -467,7 +470,7 @@ def _duckdb_rows(path: Path, detail: bool) -> tuple[_Rows, int] | None:
     rows = len(table["plain"])
     if rows == 0 or not table["plain"].all():
         return None
-    if rows != lines and rows != sum(1 for line in data.split(b"\n") if line.strip()):
+    if rows != lines and rows != nonblank:
         return None
     trials = _Rows(
         target=table["target"].tolist(),
@@ -606,15 +609,10 @@ def _case_order(case: CaseTrials) -> tuple[str, str, str]:
 
 
 def _is_record_file(path: Path) -> bool:
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for line in handle:
-            if line.strip():
-                try:
-                    first = json.loads(line)
-                except ValueError:
-                    return False
-                return isinstance(first, dict) and _RECORD_KEYS <= first.keys()
-    return False
+    first = next((line for _, line in text_lines(path) if line.strip()), b"")
+    return isinstance(value := _loads(first.decode("utf-8", errors="replace")), dict) and (
+        _RECORD_KEYS <= value.keys()
+    )
 
 
 def _records_path(path: Path, input_format: str | None, columns: ColumnMap) -> Path | None:
@@ -631,7 +629,9 @@ def _records_path(path: Path, input_format: str | None, columns: ColumnMap) -> P
     return None
 
 
-def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_format: str | None) -> RunData:
+def _read_counts(
+    path: Path, columns: ColumnMap, skip_invalid: bool, input_format: str | None, scorer: str | None = None
+) -> RunData:
     """Per-case counts of any other format: read as ``score`` reads it, grouped by target and category."""
     from trialscore.results.readers import read_counts
 
@@ -639,7 +639,12 @@ def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_forma
     for by in (("target", "category"), ("target",), ("category",), ()):
         try:
             counts = read_counts(
-                [path], by=by, columns=columns, skip_invalid=skip_invalid, input_format=input_format
+                [path],
+                by=by,
+                columns=columns,
+                skip_invalid=skip_invalid,
+                input_format=input_format,
+                scorer=scorer,
             )
             break
         except MissingColumnError as exc:
@@ -672,6 +677,7 @@ def _read_counts(path: Path, columns: ColumnMap, skip_invalid: bool, input_forma
         stats.rows_read,
         stats.rows_skipped,
         stats.first_skipped,
+        partial=tuple(run.message for run in stats.partial),
     )
 
 
@@ -682,6 +688,7 @@ def read_run(
     input_format: str | None = None,
     label: str | None = None,
     detail: bool = True,
+    scorer: str | None = None,
 ) -> RunData:
     """Read one run (a file or folder ``score`` reads) into its cases.
 
@@ -694,6 +701,7 @@ def read_run(
     label : the run's name in the report (default: ``path``)
     detail : read each trial's detail (output, graders, error, cost, latency); without it only the
         verdicts are read (enough for a baseline or an earlier run), and cases are not ``detailed``
+    scorer : of an input with several scorers, read only this one's judgements (other formats only)
     """
     path = Path(path)
     columns = columns or ColumnMap()
@@ -705,7 +713,7 @@ def read_run(
         from trialscore.report.drawer import read_asked
 
         return replace(run, asked=read_asked(records.parent / "cases.jsonl"))
-    return _read_counts(path, columns, skip_invalid, input_format)
+    return _read_counts(path, columns, skip_invalid, input_format, scorer)
 
 
 def read_runs(paths: Sequence[str | Path], **options: Any) -> list[RunData]:

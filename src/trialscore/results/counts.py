@@ -31,7 +31,7 @@ from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 
-__all__ = ["ErrorPolicy", "GroupCounts", "ItemCounts", "ReadStats", "check_error_policy"]
+__all__ = ["ErrorPolicy", "GroupCounts", "ItemCounts", "PartialRun", "ReadStats", "check_error_policy"]
 
 #: How errored trials enter ``n``: left out ("exclude", the default) or counted as failures ("fail").
 ErrorPolicy = Literal["exclude", "fail"]
@@ -55,6 +55,45 @@ def check_error_policy(errors: object) -> ErrorPolicy:
 
 
 @dataclass(frozen=True)
+class PartialRun:
+    """An input whose run did not finish: its tool's ``status`` and how many trials it planned and logged.
+
+    >>> partial = PartialRun("logs/x.eval", "error", planned=32, logged=5)
+    >>> partial.missing, partial.message
+    (27, 'logs/x.eval: the run did not finish (status error): 27 of 32 samples missing')
+    """
+
+    source: str
+    status: str
+    planned: int
+    logged: int
+    unit: str = "samples"
+
+    @property
+    def missing(self) -> int:
+        """Planned trials the input does not hold."""
+        return max(self.planned - self.logged, 0)
+
+    @property
+    def message(self) -> str:
+        """One line saying so."""
+        return (
+            f"{self.source}: the run did not finish (status {self.status}): "
+            f"{self.missing} of {self.planned} {self.unit} missing"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain dict for JSON output."""
+        return {
+            "source": self.source,
+            "status": self.status,
+            "planned": self.planned,
+            "logged": self.logged,
+            "missing": self.missing,
+        }
+
+
+@dataclass(frozen=True)
 class ReadStats:
     """What happened to the input rows.
 
@@ -65,9 +104,10 @@ class ReadStats:
     ``first_skipped`` says where the first skipped row was and why (for a JSON
     Lines file with lines that do not parse, the first such line).  ``notes`` are
     lines a reader has to say about input that is, by its tool's rules, not a
-    trial at all (an instance a run never submitted), with how many there were.  ``partial``
-    holds one line per input that stopped short of its plan by accident (an interrupted run, a log
-    of a cancelled eval): its figures describe the trials it holds, and a gate refuses it unasked.
+    trial at all (an instance a run never submitted), with how many there were,
+    or about how the trials were grouped.  ``partial`` lists the inputs that stopped short of
+    their plan by accident (an interrupted or still running stored run, an inspect_ai log with
+    status ``error``): their figures describe the trials they hold, and a gate refuses them unasked.
 
     >>> ReadStats(rows_read=10, rows_skipped=1, rows_errored=2).rows_used
     7
@@ -82,7 +122,7 @@ class ReadStats:
     first_skipped: str | None = None
     sources: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    partial: tuple[str, ...] = ()
+    partial: tuple[PartialRun, ...] = ()
 
     @property
     def rows_used(self) -> int:
@@ -113,7 +153,7 @@ class ReadStats:
             "first_skipped": self.first_skipped,
             "sources": list(self.sources),
             "notes": list(self.notes),
-            "partial": list(self.partial),
+            "partial": [run.to_dict() for run in self.partial],
         }
 
 

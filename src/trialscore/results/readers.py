@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
 from trialscore.results.columns import ColumnMap
-from trialscore.results.counts import ErrorPolicy, ItemCounts, check_error_policy
+from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, check_error_policy
 from trialscore.results.formats import read_input
 from trialscore.results.sink import FILE_KEY, TrialSink
 from trialscore.results.tally import LongTable, text_value
@@ -53,11 +53,16 @@ from trialscore.results.tally import LongTable, text_value
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
 
-__all__ = ["FILE_KEY", "RecordSource", "count_records", "read_counts", "read_counts_together"]
+__all__ = ["FILE_KEY", "SCORER", "RecordSource", "count_records", "read_counts", "read_counts_together"]
 
 _RECORD_GROUPS = ("run_id", "suite", "target", "category")
 #: The group key of models / agents.
 _TARGET = "target"
+#: The group keys of automatic grouping (``group_targets``): models, and the tasks of an eval set.
+_AUTO = (_TARGET, "suite")
+#: The group key of scorers: several scorers of the same trials are never pooled.
+SCORER = "scorer"
+_PLURAL = {_TARGET: "targets", "suite": "suites (tasks)", SCORER: "scorers"}
 #: TrialRecord fields that are not one value per trial, left out of a record source's rows.
 _NESTED = frozenset({"grader_results", "tokens", "output"})
 
@@ -69,15 +74,15 @@ class RecordSource:
     They are read as the runner's ``trials.jsonl`` would be: every scalar field of
     :class:`~trialscore.results.records.TrialRecord` is a column, found by the same
     column roles and options; ``label`` is the ``file`` group key and names the rows
-    in errors (``run 20250101-120000-a1b2c3 case q1 trial 0``).  ``notice`` is a line to say
-    whenever the run is read (it is interrupted, or cost-limited), and ``partial`` whether it
-    stopped short of its plan by accident (the line then lands in ``ReadStats.partial``).
+    in errors (``run 20250101-120000-a1b2c3 case q1 trial 0``).  ``partial`` says that the
+    run stopped short of its plan by accident (interrupted, still running: it lands in
+    ``ReadStats.partial``); ``notice`` is a line to say whenever it is read (cost-limited).
     """
 
     label: str
     records: Sequence[TrialRecord]
     notice: str | None = None
-    partial: bool = False
+    partial: PartialRun | None = None
 
     def table(self) -> LongTable:
         """The records as long trial rows (text columns, as the JSON Lines reader makes them)."""
@@ -97,8 +102,14 @@ def read_counts(
     allow_repeated_trials: bool = False,
     input_format: str | None = None,
     group_targets: bool = False,
+    scorer: str | None = None,
 ) -> ItemCounts:
     """Read trial files and folders into per-(group, item) counts.
+
+    Several scorers of the same trials (an inspect_ai task with two scorers, promptfoo assertions,
+    deepeval metrics: a ``scorer`` column) are different judgements of one trial, never pooled:
+    each is its own group (``scorer`` is added to the group key when the inputs hold more than
+    one), unless ``scorer`` picks one.
 
     Parameters
     ----------
@@ -110,10 +121,12 @@ def read_counts(
     errors : ``"exclude"`` errored trials from ``n`` (default) or count them as ``"fail"``
     allow_repeated_trials : pool rows whose (item, trial) repeat instead of raising
     input_format : read every input as this format (a name of
-        :data:`trialscore.results.formats.FORMATS`) instead of detecting it
+        :data:`trialscore.results.formats.FORMATS`, or an alias) instead of detecting it
     group_targets : group by ``target`` first (unless ``by`` names it, or repeated trials are
-        allowed) when the inputs hold more than one target (models are never pooled unasked);
-        inputs without a target column count as one more target, ``None``
+        allowed) when the inputs hold more than one target (models are never pooled unasked),
+        and likewise by ``suite`` (tasks of an inspect_ai eval set); inputs without the column
+        count as one more value, ``None``
+    scorer : keep only the trials judged by this scorer (the ``scorer`` column)
 
     Returns
     -------
@@ -129,6 +142,7 @@ def read_counts(
         allow_repeated_trials,
         input_format,
         group_targets,
+        scorer=scorer,
     )
     return counts
 
@@ -143,16 +157,18 @@ def read_counts_together(
     input_format: str | None = None,
     group_targets: bool = False,
     split: Sequence[str] = (),
+    scorer: str | None = None,
 ) -> list[ItemCounts]:
     """Several inputs read apart (one :class:`ItemCounts` each) with one grouping decision for all.
 
     Parameters are those of :func:`read_counts`; ``inputs`` holds the paths of each input (a
     baseline and a candidate, or the runs of a history).  With ``group_targets``, every input is
-    grouped by target as soon as any of them holds more than one target, so that a baseline of
-    targets ``a`` and ``b`` meets a candidate of ``a`` alone as ``target=a`` on both sides; when
+    grouped by target (and suite) as soon as any of them holds more than one, so that a baseline
+    of targets ``a`` and ``b`` meets a candidate of ``a`` alone as ``target=a`` on both sides; when
     each holds one target (two models compared), none is grouped.  ``split`` names optional
     columns (``suite``, ``target``) that become group keys, before ``by``, when the inputs
     together hold more than one value of them (runs of two suites are never pooled in a history).
+    Scorers are grouped as in :func:`read_counts`.
 
     >>> import tempfile, pathlib
     >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -164,43 +180,54 @@ def read_counts_together(
     """
     policy = check_error_policy(errors)
     extra = tuple(name for name in split if name not in by)
-    auto = group_targets and not allow_repeated_trials and _TARGET not in (*by, *extra)
-    lead = (*extra, _TARGET) if auto else extra
+    auto: tuple[str, ...] = ()
+    if group_targets and not allow_repeated_trials:
+        auto = tuple(name for name in _AUTO if name not in (*by, *extra))
+    apart = () if SCORER in by or (allow_repeated_trials and scorer is None) else (SCORER,)
+    lead = (*extra, *auto)
     read = []
     for paths in inputs:
-        with TrialSink((*lead, *by), columns, skip_invalid, optional_groups=lead) as sink:
+        with TrialSink((*lead, *by, *apart), columns, skip_invalid, optional_groups=lead + apart) as sink:
             for path in paths:
                 if isinstance(path, RecordSource):
                     if not path.records:
                         raise EvaluationError(f"{path.label}: holds no trials")
                     sink.scan_table(path.label, path.table())
+                    if path.partial is not None:
+                        sink.partial(path.partial)
                     if path.notice is not None:
-                        (sink.partial if path.partial else sink.note)(path.notice)
+                        sink.note(path.notice)
                 else:
                     read_input(Path(path), sink, input_format)
-            read.append(sink.counts(policy, allow_repeated_trials))
-    constant = [name for name in extra if len(_values(read, name)) <= 1]
-    if auto:
-        index = read[0].by.index(_TARGET)
-        targets = [len(set(counts.group_values[index].tolist())) for counts in read]
-        if max(targets, default=0) <= 1:
-            constant.append(_TARGET)
+            counts = sink.counts(policy, allow_repeated_trials)
+        read.append(counts if scorer is None else _pick_scorer(counts, scorer))
+    drop = [name for name in extra if len(_values(read, name)) <= 1]
+    for name in (*auto, *apart):
+        if (name == SCORER and scorer is not None) or all(len(_values([c], name)) <= 1 for c in read):
+            drop.append(name)  # one value in every input: no group of its own
         else:
-            read = [
-                _noted(counts, "the inputs hold " + (f"{found} targets" if found > 1 else "several targets"))
-                for counts, found in zip(read, targets, strict=True)
-            ]
-    return [_without(counts, constant) for counts in read]
+            every = _values(read, name)
+            read = [_noted(counts, name, max(_values([counts], name), every, key=len)) for counts in read]
+    return [_without(counts, drop) for counts in read]
 
 
-def _values(read: Sequence[ItemCounts], name: str) -> set[object]:
-    """The values group key ``name`` takes over every input."""
+def _values(read: Sequence[ItemCounts], name: str) -> list[str | None]:
+    """The values group key ``name`` takes over the inputs ``read``, sorted (None last)."""
     index = read[0].by.index(name)
-    return {value for counts in read for value in counts.group_values[index].tolist()}
+    found = {value for counts in read for value in counts.group_values[index].tolist()}
+    return sorted(found, key=lambda value: (value is None, str(value)))
 
 
-def _noted(counts: ItemCounts, held: str) -> ItemCounts:
-    note = f"grouped by target: {held} (--by chooses the groups; models are never pooled unasked)"
+def _noted(counts: ItemCounts, name: str, values: Sequence[str | None]) -> ItemCounts:
+    """``counts`` with a note saying why its groups split by ``name``."""
+    shown = ", ".join("—" if value is None else str(value) for value in values)
+    if name == SCORER:
+        note = f"scored per scorer: the inputs hold {len(values)} scorers ({shown}); --scorer NAME picks one"
+    else:
+        held = f"{len(values)} {_PLURAL[name]} ({shown})"
+        note = f"grouped by {name}: the inputs hold {held} (--by chooses the groups)"
+    if note in counts.stats.notes:
+        return counts
     return dataclasses.replace(
         counts, stats=dataclasses.replace(counts.stats, notes=(*counts.stats.notes, note))
     )
@@ -215,6 +242,33 @@ def _without(counts: ItemCounts, names: Sequence[str]) -> ItemCounts:
         counts,
         by=tuple(counts.by[i] for i in keep),
         group_values=tuple(counts.group_values[i] for i in keep),
+    )
+
+
+def _pick_scorer(counts: ItemCounts, scorer: str) -> ItemCounts:
+    """Only the rows of one scorer; the other scorers' trials are counted out in a note."""
+    values = [value for value in _values([counts], SCORER) if value is not None]
+    if scorer not in values:
+        named = f"the scorers are {', '.join(values)}" if values else "the inputs name no scorer"
+        raise EvaluationError(f"scorer {scorer!r} is not in the inputs; {named}")
+    keep = counts.group_values[counts.by.index(SCORER)] == scorer
+    left_out = int((counts.graded[~keep] + counts.errored[~keep]).sum())
+    errored = counts.errored[keep]
+    stats = dataclasses.replace(
+        counts.stats,
+        rows_read=counts.stats.rows_read - left_out,
+        rows_errored=int(errored.sum()),
+        notes=(*counts.stats.notes, f"scorer {scorer}: {left_out} trial rows of the other scorers left out"),
+    )
+    return dataclasses.replace(
+        counts,
+        group_values=tuple(values_[keep] for values_ in counts.group_values),
+        item=counts.item[keep],
+        graded=counts.graded[keep],
+        c=counts.c[keep],
+        errored=errored,
+        stats=stats,
+        cluster=None if counts.cluster is None else counts.cluster[keep],
     )
 
 

@@ -153,6 +153,9 @@ class TrialRecord(RecordModel):
         """
         try:
             data = json.loads(line)
+        except RecursionError:
+            message = "not valid JSON: nested too deeply (arrays or objects over about 1000 levels deep)"
+            raise EvaluationError(f"{where}: {message}" if where else message) from None
         except (ValueError, TypeError) as exc:
             message = f"not valid JSON: {exc}"
             raise EvaluationError(f"{where}: {message}" if where else message) from exc

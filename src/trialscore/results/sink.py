@@ -50,7 +50,7 @@ from trialscore.results._columns import (
     texts,
 )
 from trialscore.results.columns import ColumnMap, ResolvedColumns
-from trialscore.results.counts import ErrorPolicy, ItemCounts, ReadStats
+from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, ReadStats
 from trialscore.results.tally import (
     COUNT_COLUMNS,
     LongTable,
@@ -193,9 +193,9 @@ class TrialSink:
         """Say something about input that is not a trial by its tool's rules (kept in ``stats.notes``)."""
         self.stats = dataclasses.replace(self.stats, notes=(*self.stats.notes, message))
 
-    def partial(self, message: str) -> None:
-        """Say that an input stopped short of its plan by accident (kept in ``stats.partial``)."""
-        self.stats = dataclasses.replace(self.stats, partial=(*self.stats.partial, message))
+    def partial(self, run: PartialRun) -> None:
+        """Record an input whose run did not finish (kept in ``stats.partial``)."""
+        self.stats = dataclasses.replace(self.stats, partial=(*self.stats.partial, run))
 
     def name_first_skipped(self, earlier: str | None, message: str) -> None:
         """Make ``message`` the first skipped row, unless ``earlier`` (one before this input) is."""
@@ -291,7 +291,7 @@ class TrialSink:
             raise EvaluationError("no input: give at least one file")
         table = self._combine()
         if not allow_repeated_trials:
-            _check_trial_indices(table, self.by, " and ".join(self.stats.sources))
+            _check_trial_indices(table, self.by, " and ".join(self.stats.sources), self.optional_groups)
         errored = int(integers(table["errored"]).sum())
         stats = dataclasses.replace(self.stats, rows_errored=errored, errors=errors)
         return ItemCounts(
@@ -334,8 +334,13 @@ def _used(resolved: ResolvedColumns) -> set[str]:
     return used
 
 
-def _check_trial_indices(table: Columns, by: Sequence[str], sources: str) -> None:
-    """An item with more trials than distinct possible indices has repeated (item, trial) rows."""
+def _check_trial_indices(
+    table: Columns, by: Sequence[str], sources: str, optional: frozenset[str] = frozenset()
+) -> None:
+    """An item with more trials than distinct possible indices has repeated (item, trial) rows.
+
+    The message names the item's group, leaving out the optional keys the input does not have.
+    """
     trials = floats(table["graded"]) + floats(table["errored"])
     span_lo, span_hi = floats(table["trial_lo"]), floats(table["trial_hi"])
     span = span_hi - span_lo + 1  # NaN without a trial column
@@ -347,6 +352,7 @@ def _check_trial_indices(table: Columns, by: Sequence[str], sources: str) -> Non
     group = ", ".join(
         f"{name} not set" if first[f"g{index}"] is None else f"{name}={first[f'g{index}']!r}"
         for index, name in enumerate(by)
+        if not (name in optional and first[f"g{index}"] is None)
     )
     raise EvaluationError(
         f"{sources}: item {first['item']!r}{f' ({group})' if group else ''} has "

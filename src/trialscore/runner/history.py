@@ -29,6 +29,7 @@ from pathlib import Path
 
 from trialscore._words import plural
 from trialscore.errors import EvaluationError
+from trialscore.results.counts import PartialRun
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, LATEST, TrialStore, open_history
 
@@ -61,7 +62,11 @@ def read_run(store: TrialStore, name: str, suite: str | None = None) -> RecordSo
     if not records:
         raise EvaluationError(f"run {run_id!r} in store {str(store.path)!r} holds no trials yet")
     state = store.state(run_id)
-    return RecordSource(f"run {run_id}", records, notice=state.line(), partial=state.partial)
+    label = f"run {run_id}"
+    if state.partial:
+        partial = PartialRun(label, state.status, state.planned or len(records), len(records), "trials")
+        return RecordSource(label, records, partial=partial)
+    return RecordSource(label, records, notice=state.line())
 
 
 def dated_runs(

@@ -28,6 +28,8 @@ trialscore.errors.EvaluationError: unknown input format 'xlsx'; the formats are 
 
 from __future__ import annotations
 
+import difflib
+import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,7 +59,16 @@ from trialscore.results.formats.base import Format, FormatInfo
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
 
-__all__ = ["FORMATS", "Format", "FormatInfo", "detect_format", "get_format", "list_formats", "read_input"]
+__all__ = [
+    "ALIASES",
+    "FORMATS",
+    "Format",
+    "FormatInfo",
+    "detect_format",
+    "get_format",
+    "list_formats",
+    "read_input",
+]
 
 #: Every format by name, in detection order (the first whose ``sniff`` says yes reads the input).
 FORMATS: dict[str, Format] = {
@@ -87,14 +98,77 @@ def list_formats() -> list[FormatInfo]:
     return [FormatInfo(fmt.NAME, fmt.SUMMARY, fmt.MAPS, fmt.SUFFIXES) for fmt in FORMATS.values()]
 
 
+#: Other names of a format: each tool's own name and spellings (after :func:`_normal`).
+ALIASES: dict[str, str] = {
+    "trialscore": run_folder.NAME,
+    "inspect-ai": inspect_log.NAME,
+    "lm-evaluation-harness": lm_eval.NAME,
+    "lm-eval-harness": lm_eval.NAME,
+    "evals": openai_evals.NAME,
+    "oaieval": openai_evals.NAME,
+    "tau": tau_bench.NAME,
+    "tau2": tau2_bench.NAME,
+    "crfm-helm": helm.NAME,
+    "swebench": swe_bench.NAME,
+    "terminal-bench": harbor.NAME,
+    "ndjson": jsonl.NAME,
+    "tsv": long_csv.NAME,
+    "npy": wide.NAME,
+    "npz": wide.NAME,
+    "seed-003": cases.NAME,
+}
+
+
+def _normal(name: str) -> str:
+    """A format name as looked up: lower case, ``_`` and spaces as ``-``."""
+    return "-".join(name.strip().lower().replace("_", "-").split())
+
+
 def get_format(name: str) -> Format:
-    """The format called ``name`` (an unknown name is an error listing the known ones)."""
+    """The format called ``name``, or by one of its :data:`ALIASES` (a tool's own name: ``inspect_ai``,
+    ``lm_eval``, ``tau2``...); an unknown name is an error listing the formats, with the nearest.
+
+    >>> get_format("inspect_ai").NAME, get_format("LM_Eval").NAME
+    ('inspect', 'lm-eval')
+    >>> get_format("promptfo")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: unknown input format 'promptfo' (did you mean 'promptfoo'?); ...
+    """
+    wanted = _normal(name)
+    found = FORMATS.get(wanted) or FORMATS.get(ALIASES.get(wanted, ""))
+    if found is not None:
+        return found
+    names = {**{known: known for known in FORMATS}, **ALIASES}
+    near = difflib.get_close_matches(wanted, list(names), n=1, cutoff=0.6)
+    hint = f" (did you mean {names[near[0]]!r}?)" if near else ""
+    raise EvaluationError(f"unknown input format {name!r}{hint}; the formats are {', '.join(FORMATS)}")
+
+
+#: What a path that is neither a file nor a folder is, by its ``stat`` mode test.
+_SPECIAL = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _check_readable(path: Path) -> None:
+    """A missing path, or one that is not a regular file or a folder (a FIFO, ``/dev/zero``...), is an
+    error saying what it is, before anything opens it (opening a FIFO waits for a writer)."""
     try:
-        return FORMATS[name]
-    except KeyError:
-        raise EvaluationError(
-            f"unknown input format {name!r}; the formats are {', '.join(FORMATS)}"
-        ) from None
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise EvaluationError(f"{path}: no such file or folder") from None
+    except OSError as exc:
+        raise EvaluationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return
+    what = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+    raise EvaluationError(
+        f"{path}: is {what}, not a file or folder of trials; save the log to a file and read that"
+    )
 
 
 def _known_suffixes() -> set[str]:
@@ -117,8 +191,7 @@ def detect_format(path: Path) -> Format:
     EvaluationError
         For a missing path, an empty file, or content no format recognises.
     """
-    if not path.exists():
-        raise EvaluationError(f"{path}: no such file or folder")
+    _check_readable(path)
     try:
         if path.is_file():
             path.open("rb").close()
@@ -154,8 +227,7 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
         or holds no trials (nothing, a header only, or only rows skipped as invalid).
     """
     fmt = get_format(input_format) if input_format is not None else detect_format(path)
-    if not path.exists():
-        raise EvaluationError(f"{path}: no such file or folder")
+    _check_readable(path)
     before = sink.stats
     try:
         fmt.read(path, sink)

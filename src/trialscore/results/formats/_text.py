@@ -3,28 +3,48 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
+
+import numpy as np
 
 from trialscore.errors import EvaluationError
 
 __all__ = [
     "HEAD_BYTES",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_ZIP_RATIO",
+    "check_nesting",
+    "check_zip_member",
+    "file_keys",
     "first_json_object",
     "first_line",
     "head_bytes",
+    "head_keys",
     "head_text",
     "is_blank",
     "json_array_items",
     "json_lines",
+    "lines",
+    "load_json",
     "member_files",
     "nonblank_line_number",
+    "parse_json",
+    "tree_files",
 ]
 
 #: How much of a file sniffing looks at.
 HEAD_BYTES = 65536
+#: The longest line a line-by-line reader takes (bytes); a longer one is an error, found without holding it.
+MAX_LINE_BYTES = 80 * 2**20
+#: The largest JSON document a reader parses whole (bytes): parsed, it takes several times its size.
+MAX_DOCUMENT_BYTES = 48 * 2**20
 
 _BOM = "\ufeff"
 
@@ -68,10 +88,125 @@ def first_json_object(text: str) -> dict[str, object] | None:
     ({'eval_id': 'c1'}, None)
     """
     try:
-        value = json.loads(first_line(text))
-    except ValueError:
+        value = parse_json(first_line(text), "")
+    except EvaluationError:
         return None
     return value if isinstance(value, dict) else None
+
+
+def parse_json(text: str | bytes, where: str) -> object:
+    """``json.loads(text)``; bad JSON, or JSON nested deeper than Python's parser goes, is an error
+    naming ``where`` (the file, and the line or member).
+
+    >>> parse_json('{"a": [1]}', "x.json")
+    {'a': [1]}
+    >>> parse_json("[" * 100_000, "x.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: x.json: not valid JSON: nested too deeply ...
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise EvaluationError(
+            f"{where}: not valid JSON: nested too deeply (arrays or objects over about "
+            f"{sys.getrecursionlimit()} levels deep)"
+        ) from None
+    except ValueError as exc:
+        raise EvaluationError(f"{where}: not valid JSON: {exc}") from exc
+
+
+def load_json(path: Path, limit: int = MAX_DOCUMENT_BYTES) -> object:
+    """A whole JSON document, parsed; one over ``limit`` bytes is an error before it is read.
+
+    Raises
+    ------
+    EvaluationError
+        For a document over ``limit`` bytes, bad JSON, or JSON nested too deeply, naming the file.
+    """
+    size = path.stat().st_size
+    if size > limit:
+        raise EvaluationError(
+            f"{path}: a JSON document of {size / 2**20:.0f} MiB is over the {limit // 2**20} MiB "
+            "trialscore parses whole (parsed, it would take several times that memory)"
+        )
+    return parse_json(path.read_bytes().removeprefix(b"\xef\xbb\xbf"), str(path))
+
+
+def file_keys(path: Path, size: int = HEAD_BYTES, depth: int = 2) -> frozenset[str]:
+    """:func:`head_keys` of a file's first ``size`` bytes (empty for anything else: binary, not JSON)."""
+    head = head_text(path, size)
+    return (head_keys(head, depth) if head is not None else None) or frozenset()
+
+
+#: The deepest nesting handed to another tool's JSON reader (its parser may overflow the C stack).
+MAX_NESTING = 500
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+
+
+def check_nesting(data: bytes, where: str, limit: int = MAX_NESTING) -> None:
+    """JSON text nested deeper than ``limit`` (arrays and objects) is an error naming ``where``.
+
+    For text handed to a reader that would crash on it rather than say so.  Counted a block at a
+    time with strings taken out, so it costs a few copies of one block, not of the text.
+
+    >>> check_nesting(b'{"a": "[[[[", "b": [[1]]}', "x.json", limit=3)
+    >>> check_nesting(b"[[[[]]]]", "x.json", limit=3)
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: x.json: not valid JSON: nested too deeply (over 3 levels)
+    """
+    bare = _STRING.sub(b'""', data)
+    depth = 0
+    for start in range(0, len(bare), 2**22):
+        codes = np.frombuffer(bare, dtype=np.uint8, count=min(2**22, len(bare) - start), offset=start)
+        steps = np.zeros(codes.size, dtype=np.int32)
+        steps[(codes == 0x5B) | (codes == 0x7B)] = 1
+        steps[(codes == 0x5D) | (codes == 0x7D)] = -1
+        running = np.cumsum(steps) + depth
+        if running.size and int(running.max()) > limit:
+            raise EvaluationError(f"{where}: not valid JSON: nested too deeply (over {limit} levels)")
+        depth = int(running[-1]) if running.size else depth
+
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_COLON = re.compile(r"\s*:")
+
+
+def head_keys(text: str, depth: int = 2) -> frozenset[str] | None:
+    """The key paths of the JSON document that ``text`` begins, down to ``depth`` levels, or None
+    when it does not begin a JSON object or array.
+
+    A key inside an object is its name (``info.git_commit`` one level down); an array's
+    elements are ``[]`` (``[].task_id``).  Only the text given is looked at, with no parse, so
+    a document cut short, nested without end or with its keys in any order is answered in one
+    pass: formats are recognised by the keys they have, never by their order.
+
+    >>> sorted(head_keys('{"version": 2, "eval": {"task": "t", "x": [{"y": 1}]}, "sam'))
+    ['eval', 'eval.task', 'eval.x', 'version']
+    >>> sorted(head_keys('[{"task_id": 0, "reward": 1.0}, {"task_id'))
+    ['[].reward', '[].task_id']
+    >>> head_keys("case_id,passed") is None
+    True
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return None
+    keys: set[str] = set()
+    path: list[str] = []  # per open container: "[]" (an array) or the key being filled (an object)
+    for match in _TOKEN.finditer(stripped):
+        token = match.group()
+        if token in ("{", "["):
+            path.append("[]" if token == "[" else "")
+        elif token in ("}", "]"):
+            path.pop()
+            if not path:
+                break
+        elif path and path[-1] != "[]" and _COLON.match(stripped, match.end()):
+            path[-1] = token[1:-1].replace('\\"', '"')
+            if len(path) <= depth:
+                keys.add(".".join(path))
+    return frozenset(keys)
 
 
 _BLANK = re.compile(rb"[\s]*")
@@ -100,22 +235,48 @@ def nonblank_line_number(path: Path, index: int) -> int:
     return -1
 
 
+def lines(path: Path, limit: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes]]:
+    """(line number, bytes) of every line of a file, a byte order mark removed; a line over
+    ``limit`` bytes is an error naming it, found while reading at most ``limit`` bytes of it.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "t.jsonl"
+    >>> _ = path.write_bytes(b"ab\\n" + b"x" * 40 + b"\\n")
+    >>> [number for number, _ in lines(path, limit=10)]  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: ...t.jsonl line 2: a line over 10 bytes ...
+    """
+    with path.open("rb") as handle:
+        number = 0
+        while True:
+            line = handle.readline(limit + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > limit:
+                raise EvaluationError(
+                    f"{path} line {number}: a line over {_size(limit)} is longer than trialscore reads "
+                    "(a log written one record a line never has one)"
+                )
+            yield number, line.removeprefix(b"\xef\xbb\xbf") if number == 1 else line
+
+
+def _size(limit: int) -> str:
+    return f"{limit // 2**20} MiB" if limit >= 2**20 else f"{limit} bytes"
+
+
 def json_lines(path: Path) -> Iterator[tuple[int, object]]:
     """(line number, parsed value) of every non-blank line of a JSON Lines file.
 
     Raises
     ------
     EvaluationError
-        For a line that is not JSON, naming the file and the line.
+        For a line that is not JSON (or is too long, or nested too deeply), naming the file and the line.
     """
-    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except ValueError as exc:
-                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
+    for number, line in lines(path):
+        if line.strip():
+            yield number, parse_json(line.decode("utf-8", errors="replace"), f"{path} line {number}")
 
 
 _DECODER = json.JSONDecoder()
@@ -153,6 +314,8 @@ def json_array_items(path: Path, chunk: int = 1 << 20) -> Iterator[object]:
             while True:
                 try:
                     yield text.value()
+                except _TooLong as exc:
+                    raise EvaluationError(f"{path}: element {index + 1}: {exc}") from None
                 except ValueError as exc:
                     reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
                     raise EvaluationError(f"{path}: element {index + 1} is not valid JSON: {reason}") from exc
@@ -166,6 +329,10 @@ def json_array_items(path: Path, chunk: int = 1 << 20) -> Iterator[object]:
                     raise EvaluationError(f"{path}: expected ',' or ']' after element {index}; got {got!r}")
         if text.peek():
             raise EvaluationError(f"{path}: text after the end of the JSON array: {text.rest(20)!r}")
+
+
+class _TooLong(ValueError):
+    """A JSON array element longer than :data:`MAX_LINE_BYTES`."""
 
 
 class _ArrayText:
@@ -201,7 +368,15 @@ class _ArrayText:
             start = self.position
             try:
                 item, end = _DECODER.raw_decode(self.buffer, start)
+            except RecursionError:
+                raise ValueError(
+                    "nested too deeply (arrays or objects over about 1000 levels deep)"
+                ) from None
             except ValueError:
+                if len(self.buffer) - start > MAX_LINE_BYTES:
+                    raise _TooLong(
+                        f"an element over {_size(MAX_LINE_BYTES)} is longer than trialscore reads"
+                    ) from None
                 if not self._more(size):
                     raise
                 size *= 2
@@ -214,6 +389,49 @@ class _ArrayText:
                     continue
             self.position = end
             return item
+
+
+#: The most a zip member may inflate by, over its compressed size: deflate cannot pass about 1032,
+#: so a larger ratio is a crafted file (a zip bomb).
+MAX_ZIP_RATIO = 1100
+
+
+def check_zip_member(path: Path, info: zipfile.ZipInfo, limit: int) -> None:
+    """A zip member that would inflate past ``limit`` bytes, or by over :data:`MAX_ZIP_RATIO` times its
+    compressed size, is an error naming the file and the member, before a byte of it is inflated.
+
+    The size checked is the one the archive declares: Python's ``zipfile`` never inflates a
+    member past it (it stops there and checks the CRC).
+
+    >>> info = zipfile.ZipInfo("header.json"); info.file_size, info.compress_size = 2**31, 2**21
+    >>> check_zip_member(Path("log.eval"), info, 2**25)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: log.eval member 'header.json': inflates to 2048 MiB (1024 times ...
+    """
+    ratio = info.file_size / max(info.compress_size, 1)
+    if info.file_size > limit or ratio > MAX_ZIP_RATIO:
+        raise EvaluationError(
+            f"{path} member {info.filename!r}: inflates to {info.file_size / 2**20:.0f} MiB ({ratio:.0f} "
+            f"times its compressed size); trialscore inflates a member to at most {limit // 2**20} MiB "
+            f"and {MAX_ZIP_RATIO} times (a zip bomb is refused)"
+        )
+
+
+#: How many folders deep a format looks for its files below the folder it is given.
+TREE_DEPTH = 6
+
+
+def tree_files(folder: Path, accept: Callable[[Path], bool], depth: int = TREE_DEPTH) -> list[Path]:
+    """The files ``accept`` takes in ``folder`` and the folders below it (at most ``depth`` levels
+    down, symbolic links to folders not followed), in path order; an unreadable folder has none."""
+    found: list[Path] = []
+    base = len(folder.parts)
+    for root, folders, files in os.walk(folder):
+        here = Path(root)
+        folders[:] = sorted(folders) if len(here.parts) - base < depth else []
+        found += [here / name for name in sorted(files) if accept(here / name)]
+    return found
 
 
 def member_files(path: Path, pattern: str, belongs: Callable[[Path], bool]) -> list[Path]:

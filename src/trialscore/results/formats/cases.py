@@ -26,13 +26,12 @@ are simply not there: the case has fewer trials.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text
+from trialscore.results.formats._text import first_json_object, head_text, lines, load_json, parse_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -143,14 +142,14 @@ def read(path: Path, sink: TrialSink) -> None:
 
 
 def _json_lines(path: Path) -> Iterator[tuple[str, object]]:
-    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield f"{path} line {number}", json.loads(line)
-            except ValueError as exc:
-                yield f"{path} line {number}", _NotJson(str(exc))
+    for number, line in lines(path):
+        if not line.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            yield where, parse_json(line.decode("utf-8", errors="replace"), where)
+        except EvaluationError as exc:
+            yield where, _NotJson(str(exc).removeprefix(f"{where}: not valid JSON: "))
 
 
 def case_result_table(path: Path, skip_invalid: bool = False) -> LongTable:
@@ -158,10 +157,9 @@ def case_result_table(path: Path, skip_invalid: bool = False) -> LongTable:
     with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
         head = handle.read(4096).lstrip()
     if head.startswith("["):
-        try:
-            cases = json.loads(path.read_text(encoding="utf-8-sig"))
-        except ValueError as exc:
-            raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+        cases = load_json(path)
+        if not isinstance(cases, list):
+            raise EvaluationError(f"{path}: expected a JSON array of cases; got {type(cases).__name__}")
         return case_result_table_from_cases(
             ((f"{path} case {index + 1}", case) for index, case in enumerate(cases)), skip_invalid
         )

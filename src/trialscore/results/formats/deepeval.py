@@ -34,13 +34,12 @@ A folder is read as its ``test_run_*.json`` files, else as its ``.latest_run_ful
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -61,10 +60,9 @@ MAPS = (
 )
 SUFFIXES = (".json",)
 
-#: How ``TestRun`` JSON starts (exclude_none drops a missing testFile), optionally under testRunData.
-_HEAD = re.compile(
-    r'^\s*\{\s*(?:"testRunData"\s*:\s*\{\s*)?"(?:testFile|testCases|conversationalTestCases)"\s*:'
-)
+#: Keys of a ``TestRun`` beside its test case lists (exclude_none drops those it lacks), perhaps
+#: under ``testRunData``.
+_RUN_KEYS = frozenset({"testFile", "testPassed", "testFailed", "metricsScores", "runDuration"})
 #: pytest-repeat's parameter id ``<i>-<N>``, alone or after other parameters.
 _REPEAT = re.compile(r"^(?P<base>.+?)\[(?:(?P<params>.+)-)?(?P<i>\d+)-(?P<n>\d+)\]$")
 _LATEST = (".latest_run_full.json", ".latest_test_run.json")
@@ -80,8 +78,10 @@ def base_name(name: str) -> str:
 
 
 def _is_run(path: Path) -> bool:
-    head = head_text(path, 256)
-    return head is not None and _HEAD.match(head) is not None
+    """A JSON object with a test run's lists and one of its tallies or a metric result, in any order."""
+    keys = {key.removeprefix("testRunData.") for key in file_keys(path, depth=4)}
+    lists = {"testCases", "conversationalTestCases"} & keys
+    return bool(lists) and any(key in _RUN_KEYS or key.endswith(".[].metricsData") for key in keys)
 
 
 def _natural(path: Path) -> list[object]:
@@ -113,10 +113,7 @@ def sniff(path: Path) -> bool:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    document = load_json(path)
     if isinstance(document, dict) and "testRunData" in document:
         document = document["testRunData"]
     if not isinstance(document, dict):
@@ -148,8 +145,21 @@ def _cases(path: Path, run: dict[str, Any]) -> list[tuple[str, object]]:
     return cases
 
 
-def _outcome(case: object, repeats: bool) -> tuple[str, str | None, str | None, str | None]:
-    """(item, passed, score, category) of one test case; passed is None for an errored trial."""
+#: The scorer of a test case's own success (every metric passed), beside each metric when there are several.
+SUCCESS = "success"
+
+Judgement = tuple[str | None, str | None]
+
+
+def _score_text(metric: dict[str, Any]) -> str | None:
+    score = metric.get("score")
+    in_unit = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    return text_value(score) if in_unit else None
+
+
+def _outcome(case: object, repeats: bool) -> tuple[str, str | None, dict[str, Judgement]]:
+    """(item, category, scorer -> (passed, score)) of one test case: its own success, and each metric
+    that counts by name; passed is None for an errored trial."""
     if not isinstance(case, dict):
         raise EvaluationError(f"expected a test case object; got {case!r:.60}")
     name = case.get("name") or case.get("input")
@@ -165,24 +175,41 @@ def _outcome(case: object, repeats: bool) -> tuple[str, str | None, str | None, 
     if success is not None and not isinstance(success, bool):
         raise EvaluationError(f"field 'success' must be true, false or null; got {success!r:.60}")
     errored = success is None or any(metric.get("error") for metric in counted)
-    score = counted[0].get("score") if len(counted) == 1 else None
-    in_unit = isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 1
+    judged: dict[str, Judgement] = {
+        SUCCESS: (
+            None if errored else ("true" if success else "false"),
+            _score_text(counted[0]) if len(counted) == 1 and not errored else None,
+        )
+    }
+    for index, metric in enumerate(counted):
+        label = metric.get("name")
+        if not isinstance(label, str) or not label:
+            raise EvaluationError(
+                f"field 'metricsData[{index}].name' must name the metric; got {label!r:.60}"
+            )
+        passed = metric.get("success")
+        if success is None or metric.get("error"):
+            judged[label] = (None, None)
+        elif isinstance(passed, bool):
+            judged[label] = ("true" if passed else "false", _score_text(metric))
+        else:
+            raise EvaluationError(
+                f"field 'metricsData[{index}].success' must be true or false; got {passed!r:.60}"
+            )
     metadata = case.get("metadata")
     category = metadata.get("category") if isinstance(metadata, dict) else None
     return (
         base_name(name) if repeats else name,
-        None if errored else ("true" if success else "false"),
-        text_value(score) if in_unit and not errored else None,
         category if isinstance(category, str) and category else None,
+        judged,
     )
 
 
 def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid: bool = False) -> LongTable:
     """Trial rows of deepeval test runs, in the order given; ``fallback`` is the target of runs that
-    name no model or identifier (default: each file's stem)."""
-    columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
-    where: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
+    name no model or identifier (default: each file's stem).  When a test case has several metrics,
+    each metric is its own scorer beside the test case's own ``success``."""
+    cases: list[tuple[str, str, str, str | None, dict[str, Judgement]]] = []
     skips = Skips(skip_invalid, "test cases")
     for path in files:
         run = _load(path)
@@ -190,17 +217,25 @@ def deepeval_table(files: list[Path], fallback: str | None = None, skip_invalid:
         repeats = isinstance(run.get("testFile"), str)
         for location, case in _cases(path, run):
             try:
-                item, passed, score, category = _outcome(case, repeats)
+                item, category, judged = _outcome(case, repeats)
             except EvaluationError as exc:
                 skips.note(location, exc)
                 continue
-            trial = seen.get((target, item), 0)
-            seen[(target, item)] = trial + 1
-            for name, value in zip(
-                _COLUMNS, (item, str(trial), passed, score, target, category), strict=True
-            ):
+            cases.append((location, target, item, category, judged))
+    several = any(len(judged) > 2 for *_, judged in cases)
+    columns: dict[str, list[str | None]] = {name: [] for name in (*_COLUMNS, "scorer")}
+    where: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for location, target, item, category, judged in cases:
+        trial = seen.get((target, item), 0)
+        seen[(target, item)] = trial + 1
+        for scorer, (passed, score) in judged.items() if several else [(SUCCESS, judged[SUCCESS])]:
+            values = (item, str(trial), passed, score, target, category, scorer)
+            for name, value in zip(columns, values, strict=True):
                 columns[name].append(value)
-            where.append(f"{location} ({item!r:.60}, {target})")
+            where.append(f"{location} ({item!r:.60}, {target}{f', {scorer}' if several else ''})")
+    if not several:
+        del columns["scorer"]
     if not any(value is not None for value in columns["category"]):
         del columns["category"]
     return LongTable(columns, tuple(where), skips.count, skips.first)

@@ -12,6 +12,11 @@ trial, ``<task>__<short id>/``, whose ``result.json`` is a ``TrialResult``
      "verifier_result": {"rewards": {"reward": 1.0}},
      "exception_info": null, "started_at": "...", "finished_at": "...", ...}
 
+Harbor 0.26 writes ``"schema_version": 1`` first and ``reward_valid`` last; a result is
+recognised by its keys (``task_name`` and ``trial_name``), in any order, and a
+``schema_version`` other than 1 is an error naming that field.  A job may run several
+agents (``agents:`` in its config): each agent (and model) is its own target.
+
 Input may be one trial's ``result.json``, a trial folder, a job folder, or a
 folder of job folders.  Each trial result is one trial row:
 
@@ -25,12 +30,14 @@ folder of job folders.  Each trial result is one trial row:
 * the outcome is the verifier's ``reward`` (``verifier_result.rewards.reward``, or
   the only reward when there is one): ``passed`` is true exactly when it is 1 and
   ``score`` keeps a value in [0, 1];
-* a trial with ``exception_info`` is **errored**, except where Harbor's own error
-  policy (``harbor/models/trial/error_policy.py``) calls the reward valid: the
-  agent exhausted its budget (``AgentTimeoutError``, context or output length
-  exceeded) or refused the task.  Those trials, when the verifier gave a reward,
-  are graded by it, because the agent under evaluation ended them itself.  A
-  finished trial with no reward is errored too;
+* a trial whose reward Harbor calls invalid is **errored**.  Harbor 0.26 writes its
+  word in each result (``reward_valid``: the verifier gave rewards and every recorded
+  exception's policy, ``policy_override`` included, keeps them), and that is used.
+  Older results (no ``reward_valid``) follow the error policy of Harbor 0.25
+  (``harbor/models/trial/error_policy.py``): a trial with ``exception_info`` is errored
+  unless the agent exhausted its budget (``AgentTimeoutError``, context or output
+  length exceeded) or refused the task, because the agent under evaluation ended
+  those itself.  A finished trial with no reward is errored too;
 * a trial with neither ``finished_at`` nor an exception is still running: it is
   not a trial, and a note counts it.
 
@@ -40,15 +47,13 @@ folder of job folders.  Each trial result is one trial row:
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore._words import plural
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -91,8 +96,8 @@ REWARD_VALID = frozenset(
     }
 )
 _RESULT = "result.json"
-#: How ``TrialResult.model_dump_json`` starts: (id,) task_name, trial_name.
-_HEAD = re.compile(r'^\s*\{\s*(?:"id"\s*:\s*"[^"]*"\s*,\s*)?"task_name"\s*:\s*"[^"]*"\s*,\s*"trial_name"\s*:')
+#: Keys every ``TrialResult`` has had, whatever its ``schema_version`` and key order.
+_TRIAL_KEYS = frozenset({"task_name", "trial_name"})
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "agent", "model", "dataset", "exception")
 
 
@@ -113,8 +118,7 @@ def target(agent: str, model_info: object) -> str:
 
 
 def _is_trial_result(path: Path) -> bool:
-    head = head_text(path, 4096)
-    return head is not None and _HEAD.match(head) is not None
+    return _TRIAL_KEYS <= file_keys(path)
 
 
 def _subfolders(path: Path) -> list[Path]:
@@ -191,6 +195,22 @@ def _reward(verifier: dict[str, Any] | None, where: str) -> float | None:
     return float(value)
 
 
+def _reward_valid(result: dict[str, Any], kind: str | None, where: str) -> bool:
+    """Harbor's word on the reward (``reward_valid``, written since 0.26), else its older error policy."""
+    version = result.get("schema_version", 1)
+    if version != 1:
+        raise EvaluationError(
+            f"{where}: field 'schema_version' is {version!r:.20}; this reader knows Harbor's trial result "
+            "schema version 1 (Harbor 0.25-0.26): the format changed, read it with a newer trialscore"
+        )
+    if "reward_valid" not in result:
+        return kind is None or kind in REWARD_VALID
+    valid = result["reward_valid"]
+    if not isinstance(valid, bool):
+        raise EvaluationError(f"{where}: field 'reward_valid' must be true or false; got {valid!r:.60}")
+    return valid
+
+
 def _trial(result: object, where: str) -> dict[str, str | None] | None:
     """One trial's row values (``started_at`` included for ordering); None for a trial still running."""
     if not isinstance(result, dict):
@@ -208,7 +228,7 @@ def _trial(result: object, where: str) -> dict[str, str | None] | None:
     if kind is None and result.get("finished_at") is None:
         return None
     reward = _reward(_object(result, "verifier_result", where), where)
-    graded = reward is not None and (kind is None or kind in REWARD_VALID)
+    graded = reward is not None and _reward_valid(result, kind, where)
     started = result.get("started_at")
     return {
         "case_id": task,
@@ -231,10 +251,7 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
     skips = Skips(skip_invalid, "trial results")
     for file in files:
         try:
-            try:
-                result = json.loads(file.read_text(encoding="utf-8-sig"))
-            except ValueError as exc:
-                raise EvaluationError(f"{file}: not valid JSON: {exc}") from exc
+            result = load_json(file)
             row = _trial(result, str(file))
         except EvaluationError as exc:
             skips.note(None, exc)  # the message names the file

@@ -42,14 +42,12 @@ about 1 KB per instance and trial in ``per_instance_stats.json``, so a run of
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import head_keys, head_text, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -95,7 +93,6 @@ MAIN_STATS = (
 _STATS = "per_instance_stats.json"
 _SPEC = "run_spec.json"
 _STATE = "scenario_state.json"
-_HEAD = re.compile(r'^\s*\[\s*(?:\]|\{\s*"instance_id"\s*:)')
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "deployment", "category", "run")
 
 
@@ -103,8 +100,11 @@ def _is_run(folder: Path) -> bool:
     stats = folder / _STATS
     if not (stats.is_file() and (folder / _SPEC).is_file()):
         return False
-    head = head_text(stats, 1024)
-    return head is not None and _HEAD.match(head) is not None
+    head = head_text(stats, 4096)
+    if head is None:
+        return False
+    empty = head.strip().removeprefix("[").strip() == "]"
+    return empty or "[].instance_id" in (head_keys(head) or ())
 
 
 def _subfolders(folders: list[Path]) -> list[Path]:
@@ -160,10 +160,7 @@ def stat_value(stat: dict[str, Any]) -> float | None:
 
 
 def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    return load_json(path)
 
 
 def _perturbation(value: object) -> str | None:

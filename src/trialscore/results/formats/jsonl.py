@@ -16,12 +16,18 @@ True
 from __future__ import annotations
 
 import itertools
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_line, head_text, nonblank_line_number
+from trialscore.results.formats._text import (
+    MAX_LINE_BYTES,
+    first_line,
+    head_text,
+    lines,
+    nonblank_line_number,
+    parse_json,
+)
 from trialscore.results.sink import EngineError
 from trialscore.results.tally import quote_literal
 
@@ -40,8 +46,8 @@ SUFFIXES = (".jsonl", ".ndjson", ".json")
 
 #: DuckDB's default ``maximum_object_size`` for ``read_json`` (bytes): longer lines need a bigger one.
 _DUCKDB_JSON_OBJECT_BYTES = 16 * 2**20
-#: The longest JSON Lines line read (bytes); a longer one is named as too long.
-MAX_JSON_LINE_BYTES = 2**30
+#: The longest JSON Lines line read (bytes); a longer one is named as too long, without being held.
+MAX_JSON_LINE_BYTES = MAX_LINE_BYTES
 
 
 def sniff(path: Path) -> bool:
@@ -55,47 +61,37 @@ def sniff(path: Path) -> bool:
 
 def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
     """Where and why the first line that is not a JSON object is bad (None: every line is one),
-    with the length in bytes and the number of the longest line."""
+    with the length in bytes and the number of the longest line.
+
+    A line over :data:`MAX_JSON_LINE_BYTES` raises (see :func:`~trialscore.results.formats._text.lines`).
+    """
     longest, longest_line = 0, 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            if len(raw) > longest:
-                longest, longest_line = len(raw), number
-            if number == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")
-            if not raw.strip():
-                continue
-            if len(raw) > MAX_JSON_LINE_BYTES:
-                return (
-                    f"{path} line {number}: a line of {len(raw) / 2**20:.0f} MiB is over the "
-                    f"{MAX_JSON_LINE_BYTES // 2**20} MiB limit",
-                    longest,
-                    longest_line,
-                )
-            try:
-                value = json.loads(raw.decode("utf-8", errors="replace"))
-            except ValueError as exc:
-                return f"{path} line {number}: not valid JSON: {exc}", longest, longest_line
-            if not isinstance(value, dict):
-                return (
-                    f"{path} line {number}: expected a JSON object; got {type(value).__name__}",
-                    longest,
-                    longest_line,
-                )
+    for number, raw in lines(path, MAX_JSON_LINE_BYTES):
+        if len(raw) > longest:
+            longest, longest_line = len(raw), number
+        if not raw.strip():
+            continue
+        where = f"{path} line {number}"
+        try:
+            value = parse_json(raw.decode("utf-8", errors="replace"), where)
+        except EvaluationError as exc:
+            return str(exc), longest, longest_line
+        if not isinstance(value, dict):
+            return f"{where}: expected a JSON object; got {type(value).__name__}", longest, longest_line
     return None, longest, longest_line
 
 
-def _json_keys(path: Path, lines: int = 1000) -> list[str]:
-    """Keys of the JSON objects among the first ``lines`` non-blank lines, in order of appearance."""
+def _json_keys(path: Path, count: int = 1000) -> list[str]:
+    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance."""
     keys: dict[str, None] = {}
-    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-        for line in itertools.islice((line for line in handle if line.strip()), lines):
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                keys.update(dict.fromkeys(value))
+    nonblank = ((number, line) for number, line in lines(path, MAX_JSON_LINE_BYTES) if line.strip())
+    for number, line in itertools.islice(nonblank, count):
+        try:
+            value = parse_json(line.decode("utf-8", errors="replace"), f"{path} line {number}")
+        except EvaluationError:
+            continue
+        if isinstance(value, dict):
+            keys.update(dict.fromkeys(value))
     return list(keys)
 
 

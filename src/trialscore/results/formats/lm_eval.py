@@ -5,12 +5,14 @@
 doc: ``doc_id``, ``doc``, ``target``, ``filter``, ``metrics`` and one key per
 metric with the doc's value, e.g. ``"acc": 1.0``) and ``results_<date>.json``
 (``model_name``, ``config.model_args``, and ``configs[task].metric_list``).
-Input may be one samples file, one model folder, or the folder above the model
-folders.
+Input may be one samples file, one model folder, the folder above the model
+folders, or a folder of such folders (one ``--output_path`` per run, the natural way to run
+seeds: ``runs/seed1/<model>/``, ``runs/seed2/<model>/``...).
 
-* Several runs of the same task (different ``--seed``, one samples file per run)
-  are the trials of each doc: ``trial`` is the run's position among that
-  (model, task)'s runs, in the order of the date in the file name.
+* Several runs of the same task (different ``--seed``, one samples file per run,
+  in one model folder or in one output folder per run) are the trials of each doc:
+  ``trial`` is the run's position among that (model, task)'s runs, in the order of
+  the date in the file name.
 * ``case_id`` is ``<task>/<doc_id>`` (a doc id is only unique within its task),
   ``category`` is the task, ``target`` is the ``model_name`` of the run's
   ``results_<date>.json`` (else of any results file in the folder, else the
@@ -28,14 +30,13 @@ folders.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text, json_lines
+from trialscore.results.formats._text import first_json_object, head_text, json_lines, load_json, tree_files
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -69,34 +70,19 @@ def _looks_like_samples(path: Path) -> bool:
     return first is not None and all(key in first for key in _SAMPLE_KEYS)
 
 
-def _folder_samples(folder: Path) -> list[Path]:
-    try:
-        return sorted(
-            path
-            for path in folder.iterdir()
-            if path.name.startswith("samples_") and path.suffix == ".jsonl" and path.is_file()
-        )
-    except OSError:
-        return []
+def _is_samples_file(path: Path) -> bool:
+    return path.name.startswith("samples_") and path.suffix == ".jsonl" and _looks_like_samples(path)
 
 
 def samples_files(path: Path) -> list[Path]:
-    """The samples files of ``path``: itself, those directly in the folder, or those in its subfolders."""
-    if not path.is_dir():
-        return [path]
-    found = [file for file in _folder_samples(path) if _looks_like_samples(file)]
-    if found:
-        return found
-    try:
-        subfolders = sorted(child for child in path.iterdir() if child.is_dir())
-    except OSError:
-        return []
-    return [file for sub in subfolders for file in _folder_samples(sub) if _looks_like_samples(file)]
+    """The samples files of ``path``: itself, or those in the folder and the folders below it (a model
+    folder, an ``--output_path``, or a folder of one ``--output_path`` per run)."""
+    return tree_files(path, _is_samples_file) if path.is_dir() else [path]
 
 
 def sniff(path: Path) -> bool:
     """A samples file (first line has ``doc_id``, ``doc`` and ``filter``), or a folder holding one
-    directly or one level down."""
+    in it or below it."""
     if path.is_dir():
         return bool(samples_files(path))
     return _looks_like_samples(path)
@@ -116,8 +102,8 @@ def _results(folder: Path, date: str, cache: dict[Path, dict[str, Any] | None]) 
     for candidate in candidates:
         if candidate not in cache:
             try:
-                loaded = json.loads(candidate.read_text(encoding="utf-8-sig"))
-            except (OSError, ValueError):
+                loaded = load_json(candidate)
+            except (OSError, EvaluationError):
                 loaded = None
             cache[candidate] = loaded if isinstance(loaded, dict) else None
         if cache[candidate] is not None:

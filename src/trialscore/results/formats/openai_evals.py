@@ -33,13 +33,12 @@ False
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text, json_lines, member_files
+from trialscore.results.formats._text import first_line, head_keys, head_text, json_lines, member_files
 from trialscore.results.tally import LongTable, Skips
 
 if TYPE_CHECKING:
@@ -67,17 +66,17 @@ MAPS = (
 SUFFIXES = (".jsonl",)
 
 #: How ``LocalRecorder`` starts a log: ``{"spec": dataclasses.asdict(run_spec)}``, completion_fns first.
-_HEAD = re.compile(r'^\s*\{\s*"spec"\s*:\s*\{\s*"completion_fns"\s*:')
 _COLUMNS = ("case_id", "trial", "passed", "target", "category", "run_id")
 
 
 def is_log_head(text: str) -> bool:
     """Whether ``text`` starts like an evals log: ``{"spec": {"completion_fns": ...``."""
-    return _HEAD.match(text) is not None
+    keys = head_keys(first_line(text))
+    return keys is not None and "spec.completion_fns" in keys
 
 
 def _is_log(path: Path) -> bool:
-    head = head_text(path, 256)
+    head = head_text(path, 4096)
     return head is not None and is_log_head(head)
 
 

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import first_json_object, head_text
+from trialscore.results.formats._promptfoo_csv import csv_results, is_promptfoo_csv
+from trialscore.results.formats._text import first_json_object, head_keys, head_text, json_lines, load_json
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -62,13 +63,13 @@ __all__ = [
 ]
 
 NAME = "promptfoo"
-SUMMARY = "promptfoo eval output (promptfoo eval -o results.json, or -o results.jsonl)"
+SUMMARY = "promptfoo eval output (promptfoo eval -o results.json, -o results.jsonl or -o results.csv)"
 MAPS = (
     "item = test description (else vars, else testIdx), trial = order of the (target, test) results, "
     "outcome = success (failureReason 2 = errored); group keys target (provider label, else id; "
     "plus prompt N when several prompts), prompt, category (test metadata.category)"
 )
-SUFFIXES = (".json", ".jsonl")
+SUFFIXES = (".json", ".jsonl", ".csv")
 
 #: promptfoo's ResultFailureReason: NONE = 0, ASSERT = 1, ERROR = 2.
 _ERROR = 2
@@ -79,19 +80,16 @@ def _looks_like_result(value: object) -> bool:
 
 
 def sniff(path: Path) -> bool:
-    """A JSON document with ``evalId`` and a ``results`` object, or JSON Lines whose first object is
-    a promptfoo result (``provider`` with ``success``/``testIdx``)."""
+    """A JSON document with ``evalId`` and ``results`` keys (in any order), JSON Lines whose first
+    object is a promptfoo result (``provider`` with ``success``/``testIdx``), or a promptfoo CSV
+    export (a ``[provider] prompt`` column followed by ``Status``)."""
     head = head_text(path)
     if head is None:
         return False
-    stripped = head.lstrip()
-    if stripped.startswith("{"):
-        first = first_json_object(head)
-        if first is not None:
-            return _looks_like_result(first)
-        start = stripped[:4096]
-        return '"evalId"' in start and '"results"' in start
-    return False
+    first = first_json_object(head)
+    if first is not None:
+        return _looks_like_result(first)
+    return {"evalId", "results"} <= (head_keys(head) or set()) or is_promptfoo_csv(path)
 
 
 def _object(value: object) -> dict[str, Any]:
@@ -144,6 +142,32 @@ def _prompt_label(row: dict[str, Any]) -> str | None:
     return _text(prompt)
 
 
+#: The scorer of a result's own pass/fail (every assertion of the test passed), when tests have several.
+SUCCESS = "success"
+
+
+def _assertion_name(assertion: object) -> str | None:
+    """An assertion's ``metric`` name, else its ``type``."""
+    if not isinstance(assertion, dict):
+        return None
+    return _text(assertion.get("metric")) or _text(assertion.get("type"))
+
+
+def _assertions(row: dict[str, Any]) -> dict[str, str | None]:
+    """Assertion name -> passed text of one result: every assertion of its test, each passed when all
+    its components with that name passed; None (errored) when the result errored or has no component."""
+    names = [_assertion_name(one) for one in _object(row.get("testCase")).get("assert") or ()]
+    out: dict[str, str | None] = dict.fromkeys(name for name in names if name is not None)
+    components = _object(row.get("gradingResult")).get("componentResults")
+    for component in components if isinstance(components, list) else ():
+        name = _assertion_name(_object(component).get("assertion"))
+        passed = _object(component).get("pass")
+        if name is not None and isinstance(passed, bool):
+            before = out.get(name)
+            out[name] = "false" if before == "false" or not passed else "true"
+    return out
+
+
 def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongTable:
     """Trial rows of promptfoo result objects; ``location`` names the file in messages."""
     checked: list[tuple[int, dict[str, Any]]] = []
@@ -166,12 +190,16 @@ def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongT
     for description, vars_text, _ in tests:
         if description is not None:
             vars_by_description.setdefault(description, set()).add(vars_text)
+    per_result = [_assertions(row) for _, row in checked]
+    several = any(len(names) > 1 for names in per_result)
     columns: dict[str, list[str | None]] = {
-        name: [] for name in ("case_id", "trial", "target", "prompt", "category", "passed", "score")
+        name: [] for name in ("case_id", "trial", "target", "prompt", "category", "scorer", "passed", "score")
     }
     where: list[str] = []
     seen: dict[tuple[str, str], int] = {}
-    for (position, row), (description, vars_text, test_index) in zip(checked, tests, strict=True):
+    for (position, row), (description, vars_text, test_index), assertions in zip(
+        checked, tests, per_result, strict=True
+    ):
         here = f"{location} result {position + 1}"
         if description is not None:
             item = description
@@ -195,18 +223,22 @@ def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongT
         metadata = _object(case.get("metadata"))
         trial = seen.get((target, item), 0)
         seen[(target, item)] = trial + 1
-        columns["case_id"].append(item)
-        columns["trial"].append(str(trial))
-        columns["target"].append(target)
-        columns["prompt"].append(label)
-        columns["category"].append(_text(metadata.get("category")))
-        columns["passed"].append(passed)
-        columns["score"].append(
-            text_value(score)
-            if passed is not None and isinstance(score, (int, float)) and 0 <= score <= 1
-            else None
-        )
-        where.append(f"{here} (test {item!r:.60}, {target})")
+        judged: dict[str, str | None] = {SUCCESS: passed}
+        if several:
+            judged.update((name, None if passed is None else value) for name, value in assertions.items())
+        for scorer, outcome in judged.items():
+            columns["case_id"].append(item)
+            columns["trial"].append(str(trial))
+            columns["target"].append(target)
+            columns["prompt"].append(label)
+            columns["category"].append(_text(metadata.get("category")))
+            columns["scorer"].append(scorer)
+            columns["passed"].append(outcome)
+            whole = scorer == SUCCESS and isinstance(score, (int, float)) and 0 <= score <= 1
+            columns["score"].append(text_value(score) if outcome is not None and whole else None)
+            where.append(f"{here} (test {item!r:.60}, {target}{'' if not several else ', ' + scorer})")
+    if not several:
+        del columns["scorer"]
     if len(prompts) <= 1:
         del columns["prompt"]
     if not any(value is not None for value in columns["category"]):
@@ -231,24 +263,14 @@ def _document_results(document: object, path: Path) -> list[object]:
 
 
 def promptfoo_table(path: Path) -> LongTable:
-    """Trial rows of a promptfoo output file (a JSON document, or JSON Lines of results)."""
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
-    first = first_json_object(text)
+    """Trial rows of a promptfoo output file (a JSON document, JSON Lines of results, or the CSV export)."""
+    if is_promptfoo_csv(path):
+        return promptfoo_table_from_results(csv_results(path), str(path))
+    first = first_json_object(head_text(path) or "")
     if first is not None and _looks_like_result(first):
-        rows: list[object] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append(json.loads(line))
-            except ValueError as exc:
-                raise EvaluationError(f"{path} line {number}: not valid JSON: {exc}") from exc
+        rows = [row for _, row in json_lines(path)]
         return promptfoo_table_from_results(rows, str(path))
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
-    return promptfoo_table_from_results(_document_results(document, path), str(path))
+    return promptfoo_table_from_results(_document_results(load_json(path), path), str(path))
 
 
 def read(path: Path, sink: TrialSink) -> None:

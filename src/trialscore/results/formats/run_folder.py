@@ -10,14 +10,13 @@ trial twice).  A summary with no ``trials.jsonl`` beside it is an error saying s
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import jsonl
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import head_text, load_json
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -46,8 +45,8 @@ def _is_summary(path: Path) -> bool:
     try:
         if path.stat().st_size > _SUMMARY_BYTES:
             return False
-        document = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+        document = load_json(path)
+    except (OSError, EvaluationError):
         return False
     return (
         isinstance(document, dict)

@@ -34,13 +34,12 @@ Each report is one run, so one trial of each instance it names:
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text, member_files
+from trialscore.results.formats._text import file_keys, load_json, member_files
 from trialscore.results.tally import LongTable
 
 if TYPE_CHECKING:
@@ -71,7 +70,8 @@ MAPS = (
 SUFFIXES = (".json",)
 
 #: How ``json.dumps(report, indent=4)`` starts: the two first counts of every schema version.
-_HEAD = re.compile(r'^\s*\{\s*"total_instances"\s*:\s*\d+\s*,\s*"submitted_instances"\s*:\s*\d+\s*,')
+#: Keys every run report has.
+_REPORT_KEYS = frozenset({"total_instances", "submitted_instances"})
 _INSTANCE = re.compile(r"^(?P<owner>[^_]+(?:_[^_]+)*?)__(?P<repo>.+)-\d+$")
 #: (id list, its count field, outcome: "true" / "false" / None for errored), in precedence order.
 _LISTS: tuple[tuple[str, str, str | None], ...] = (
@@ -103,8 +103,7 @@ def repository(instance_id: str) -> str | None:
 
 
 def _is_report(path: Path) -> bool:
-    head = head_text(path, 4096)
-    return head is not None and _HEAD.match(head) is not None
+    return _REPORT_KEYS <= file_keys(path, 4096)
 
 
 def report_files(path: Path) -> list[Path]:
@@ -154,10 +153,7 @@ def swe_bench_table(files: list[Path]) -> tuple[LongTable, int]:
     """Trial rows of SWE-bench run reports, and how many ``incomplete_ids`` entries they list."""
     loaded: list[tuple[str, str | None, Path, object]] = []
     for file in files:
-        try:
-            report = json.loads(file.read_text(encoding="utf-8-sig"))
-        except ValueError as exc:
-            raise EvaluationError(f"{file}: not valid JSON: {exc}") from exc
+        report = load_json(file)
         target, run = name_fields(file.stem)
         loaded.append((target, run, file, report))
     loaded.sort(key=lambda entry: (entry[0], entry[1] or "", entry[2].name))

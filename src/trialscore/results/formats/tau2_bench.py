@@ -31,14 +31,12 @@ simulation in ``simulations/`` beside it) is read too: pass the folder or its
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text
+from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -61,14 +59,12 @@ _TOLERANCE = 1e-6
 _RESULTS = "results.json"
 _SIMULATIONS = "simulations"
 #: How ``Results.model_dump_json`` starts: timestamp, then info whose first field is git_commit.
-_HEAD = re.compile(
-    r'^\s*\{\s*(?:"timestamp"\s*:\s*(?:null|"[^"]*")\s*,\s*)?"info"\s*:\s*\{\s*"git_commit"\s*:'
-)
+#: Keys of a ``Results`` document: its ``info`` names the git commit it was run at.
+_RESULTS_KEYS = frozenset({"info", "info.git_commit"})
 
 
 def _is_results(path: Path) -> bool:
-    head = head_text(path)
-    return head is not None and _HEAD.match(head) is not None
+    return _RESULTS_KEYS <= file_keys(path)
 
 
 def sniff(path: Path) -> bool:
@@ -85,10 +81,7 @@ def read(path: Path, sink: TrialSink) -> None:
 
 
 def _load(path: Path) -> object:
-    try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except ValueError as exc:
-        raise EvaluationError(f"{path}: not valid JSON: {exc}") from exc
+    return load_json(path)
 
 
 def _field(data: dict[str, object], *names: str) -> object:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import head_text, json_array_items
+from trialscore.results.formats._text import file_keys, json_array_items
 from trialscore.results.tally import LongTable, Skips, text_value
 
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ SUFFIXES = (".json",)
 #: tau-bench's success band around reward 1.
 _TOLERANCE = 1e-6
 #: How ``json.dump(results)`` starts: the first result's first keys (``EnvRunResult`` field order).
-_HEAD = re.compile(r'^\s*\[\s*\{\s*"task_id"\s*:\s*("[^"]*"|-?\d+)\s*,\s*"reward"\s*:')
+#: Keys of every result of the array.
+_RESULT_KEYS = frozenset({"[].task_id", "[].reward"})
 _FILE_NAME = re.compile(
     r"^(?P<agent>tool-calling|act|react|few-shot|orchestrated-tool-calling|[a-z]+)"
     r"-(?P<model>.+)-(?P<temperature>\d+(?:\.\d+)?)_range_-?\d+--?\d+"
@@ -69,8 +70,7 @@ def sniff(path: Path) -> bool:
     """A JSON array whose first object starts ``{"task_id": ..., "reward": ...``."""
     if not path.is_file():
         return False
-    head = head_text(path)
-    return head is not None and _HEAD.match(head) is not None
+    return _RESULT_KEYS <= file_keys(path)
 
 
 def read(path: Path, sink: TrialSink) -> None:

@@ -1,0 +1,163 @@
+"""Files built to hurt: each is one line naming the file (and member, line, field), exit code 2, in
+bounded memory.  Large files are made here in tmp_path, never committed.
+
+Peak memory is measured in a child process: a small Python wrapper runs ``trialscore`` as its only
+child and reports ``ru_maxrss`` of its children (``resource.RUSAGE_CHILDREN``), so earlier tests of
+this worker do not count.  The bound is the issue's: 500 MB for any input.  A hang fails as "hung"
+through the subprocess timeout; the time taken is not asserted (speed lives in benchmarks/).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from trialscore.cli import app
+from trialscore.results.formats import FORMATS
+
+MEMORY_MB = 500
+HUNG_SECONDS = 300
+
+_WRAPPER = """
+import resource, subprocess, sys
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+sys.stderr.write(done.stderr)
+print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+def _run(*args: str) -> tuple[int, str, float]:
+    """``trialscore ARGS`` in a child process: exit code, stderr, peak resident memory in MB."""
+    command = [sys.executable, "-c", _WRAPPER, sys.executable, "-m", "trialscore", *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=HUNG_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"hung: trialscore {' '.join(args)} ran over {HUNG_SECONDS} s")
+    code, peak_kb = done.stdout.split()
+    return int(code), done.stderr, int(peak_kb) / 1024
+
+
+def _refused(*args: str, message: str) -> None:
+    """The command exits 2 with one line holding ``message``, under the memory bound."""
+    code, stderr, peak = _run(*args)
+    assert code == 2, stderr
+    assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
+    assert message in stderr, stderr
+    assert peak < MEMORY_MB, f"{peak:.0f} MB"
+
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+def test_json_nested_100000_deep_is_one_line_in_score_and_report(tmp_path: Path) -> None:
+    document = tmp_path / "deep.json"
+    document.write_text(f'{{"case_id": "a", "passed": true, "output": {NESTED}}}\n')
+    _refused("score", str(document), message=f"{document} line 1: not valid JSON: nested too deeply")
+    records = tmp_path / "deep.jsonl"
+    records.write_text(
+        '{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass", "output": ' + NESTED + "}\n"
+    )
+    message = f"{records} line 1: not valid JSON: nested too deeply"
+    _refused("score", str(records), message=message)
+    _refused("report", str(records), "--out", str(tmp_path / "r.html"), message=message)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_format_named_on_a_nested_document_says_so_in_one_line(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(NESTED)
+    result = CliRunner().invoke(app, ["score", str(path), "--from", name])
+    assert result.exit_code == 2, (result.exception, result.output)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert str(path) in result.stderr
+
+
+def _npy_header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue()
+
+
+def test_npy_and_npz_headers_claiming_a_trillion_values_are_refused(tmp_path: Path) -> None:
+    header = _npy_header((10**6, 10**6))
+    npy = tmp_path / "huge.npy"
+    npy.write_bytes(header + bytes(64))
+    _refused("score", str(npy), message=f"{npy}: its header declares shape (1000000, 1000000) of float64")
+    npz = tmp_path / "huge.npz"
+    with zipfile.ZipFile(npz, "w") as archive:
+        archive.writestr("model_a.npy", header + bytes(64))
+    _refused("score", str(npz), message=f"{npz}:model_a: its header declares shape (1000000, 1000000)")
+
+
+def test_an_npz_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        with archive.open("R.npy", "w", force_zip64=True) as member:
+            member.write(_npy_header((2**15, 2**15 + 2**10), "|u1"))
+            block = bytes(2**24)
+            for _ in range(2**30 // 2**24 + 2):
+                member.write(block)
+    assert bomb.stat().st_size < 10 * 2**20
+    _refused("score", str(bomb), message=f"{bomb} member 'R.npy': inflates to 1056 MiB")
+
+
+def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(tmp_path: Path) -> None:
+    pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
+    bomb = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("_journal/start.json", json.dumps({"version": 2}))
+        with archive.open("header.json", "w", force_zip64=True) as member:
+            member.write(b'{"version": 2, "status": "success", "eval": {"task": "')
+            block = b"a" * 2**24
+            for _ in range(2**30 // 2**24):
+                member.write(block)
+            member.write(b'"}}')
+    assert bomb.stat().st_size < 10 * 2**20
+    _refused("score", str(bomb), message=f"{bomb} member 'header.json': inflates to 1024 MiB")
+
+
+def _one_gib_line(path: Path, head: str, tail: str) -> None:
+    with path.open("w") as handle:
+        handle.write('{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass"}\n' + head)
+        block = "x" * 2**20
+        for _ in range(1024):
+            handle.write(block)
+        handle.write(tail + "\n")
+
+
+def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None:
+    path = tmp_path / "long.jsonl"
+    _one_gib_line(path, '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "', '"}')
+    message = f"{path} line 2: a line over 80 MiB is longer than trialscore reads"
+    _refused("score", str(path), message=message)
+    _refused("report", str(path), "--out", str(tmp_path / "r.html"), message=message)
+    array = tmp_path / "results.json"  # a tau-bench results array whose one element is 1 GiB
+    _one_gib_line(array, '[{"task_id": 1, "reward": 1.0, "info": "', '"}]')
+    array.write_bytes(array.read_bytes().split(b"\n", 1)[1])
+    _refused("score", str(array), message=f"{array}: element 1: an element over 80 MiB")
+
+
+@pytest.mark.parametrize(
+    ("source", "what"),
+    [
+        ("fifo", "a named pipe (FIFO)"),
+        ("/dev/zero", "a character device"),
+        ("/dev/urandom", "a character device"),
+    ],
+)
+def test_a_fifo_or_a_device_is_named_for_what_it_is(tmp_path: Path, source: str, what: str) -> None:
+    path = Path(source)
+    if source == "fifo":
+        path = tmp_path / "log.jsonl"
+        os.mkfifo(path)
+    for extra in ([], ["--from", "jsonl"]):
+        _refused("score", str(path), *extra, message=f"{path}: is {what}, not a file or folder of trials")
