@@ -36,6 +36,13 @@ if TYPE_CHECKING:
 __all__ = ["compare"]
 
 
+class EstimandOption(str, Enum):
+    """What the paired test answers (``compare_paired``'s ``estimand``)."""
+
+    population = "population"
+    items = "items"
+
+
 class GateOption(str, Enum):
     """When ``compare`` exits with 1."""
 
@@ -66,6 +73,7 @@ def _compare_groups(
     permutations: int,
     seed: int,
     files: tuple[str, str],
+    estimand: str = "population",
 ) -> dict[str, Any]:
     """One group's comparison as its JSON body: Bayes@N, clustered or paired by item."""
     from trialscore.results.scorecard import metric_specs
@@ -90,6 +98,11 @@ def _compare_groups(
         return body
     ids = {"ids_baseline": base.item[base.n > 0].tolist(), "ids_candidate": cand.item[cand.n > 0].tolist()}
     if base.cluster is not None:
+        if estimand != "population":
+            raise EvaluationError(
+                "--estimand items re-splits each item's trials between the runs; --cluster-col clusters "
+                "the population test (drop one of the two)"
+            )
         clusters = _item_clusters(base, cand, files)
         result = compare_clustered(
             bank_a, bank_b, clusters, spec.metric, spec.k, spec.tau, alpha=alpha, **ids
@@ -104,6 +117,7 @@ def _compare_groups(
             alpha=alpha,
             permutations=permutations,
             seed=seed,
+            estimand=estimand,
             **ids,
         )
     body = result.to_dict()
@@ -149,6 +163,14 @@ def compare(
         int, typer.Option("--permutations", help="Sign-flip permutations of the extra p-value (0 = skip).")
     ] = 10_000,
     seed: SeedOpt = 0,
+    estimand: Annotated[
+        EstimandOption,
+        typer.Option(
+            "--estimand",
+            help="population: the mean change over items like these (paired t-test); items: did these "
+            "items change (re-split permutation test, 0/1 trials, --permutations re-splits).",
+        ),
+    ] = EstimandOption.population,
     fail_on: Annotated[
         GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
     ] = GateOption.none,
@@ -175,7 +197,9 @@ def compare(
         comparisons = []
         for key in shared:
             base, cand = base_groups[key], cand_groups[key]
-            body = _compare_groups(base, cand, metric, k, tau, alpha, permutations, seed, files)
+            body = _compare_groups(
+                base, cand, metric, k, tau, alpha, permutations, seed, files, estimand.value
+            )
             comparisons.append({"group": dict(key), "label": base.label, **body})
     failed = fail_on is GateOption.regression and any(c["verdict"] == "regression" for c in comparisons)
     payload: dict[str, Any] = {
@@ -198,6 +222,7 @@ def compare(
         scores = (c["baseline_score"], c["candidate_score"], c["delta"])
         rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
     notes = _unpaired_notes(comparisons)
+    notes += [f"{c['label']}: {note}" for c in comparisons for note in c.get("notes", ())]
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
     verdicts = ", ".join(sorted({c["verdict"] for c in comparisons}))
     footer = [

@@ -20,15 +20,12 @@ if TYPE_CHECKING:
         resample_histogram,
     )
     from trialscore.stats.compare import (
-        BayesComparison,
         Comparison,
-        beat_probability,
-        compare_bayes,
         compare_clustered,
         compare_paired,
         compare_unpaired,
-        sign_flip_p_value,
     )
+    from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
     from trialscore.stats.intervals import (
         Interval,
         bayes_interval,
@@ -39,6 +36,7 @@ if TYPE_CHECKING:
         normal_quantile,
         proportion_interval,
     )
+    from trialscore.stats.permutation import resplit_test, sign_flip_p_value
     from trialscore.stats.power import (
         SampleSizePlan,
         design_power,
@@ -88,6 +86,7 @@ __all__ = [
     "plan_sample_size",
     "proportion_interval",
     "resample_histogram",
+    "resplit_test",
     "sign_flip_p_value",
     "standard_error",
     "trials_needed",
@@ -100,14 +99,15 @@ _HOMES = {
     "bootstrap_interval": "bootstrap",
     "bootstrap_mean_interval": "bootstrap",
     "resample_histogram": "bootstrap",
-    "BayesComparison": "compare",
+    "BayesComparison": "compare_bayes",
     "Comparison": "compare",
-    "beat_probability": "compare",
-    "compare_bayes": "compare",
+    "beat_probability": "compare_bayes",
+    "compare_bayes": "compare_bayes",
     "compare_clustered": "compare",
     "compare_paired": "compare",
     "compare_unpaired": "compare",
-    "sign_flip_p_value": "compare",
+    "resplit_test": "permutation",
+    "sign_flip_p_value": "permutation",
     "Interval": "intervals",
     "bayes_interval": "intervals",
     "bounded_mean_interval": "intervals",

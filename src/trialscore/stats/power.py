@@ -82,6 +82,7 @@ from trialscore.stats.variance import item_moments
 __all__ = [
     "PAIRED_TEST",
     "SampleSizePlan",
+    "bounded_effect",
     "design_power",
     "detectable_effect",
     "items_needed",
@@ -154,6 +155,21 @@ def detectable_effect(se: float, df: float, alpha: float = 0.05, power: float = 
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     return _noncentrality_needed(df, alpha, power) * se
+
+
+def bounded_effect(
+    se: float, df: float, alpha: float = 0.05, power: float = 0.8, limit: float = 1.0
+) -> float | None:
+    """:func:`detectable_effect`, or None when it exceeds ``limit``: no possible change reaches the power.
+
+    A difference of pass rates lies in [-1, 1], so an MDE above 1 means the design
+    cannot detect any change (two items, t with one degree of freedom).
+
+    >>> round(bounded_effect(0.1, 50), 3), bounded_effect(0.5, 1) is None
+    (0.286, True)
+    """
+    effect = detectable_effect(se, df, alpha, power)
+    return None if effect > limit else effect
 
 
 def _se(items: int, trials: int, between: float, within: float) -> float:
