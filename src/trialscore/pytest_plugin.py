@@ -61,8 +61,8 @@ def fewest_confident_trials(min_pass_rate: float, level: float) -> int | None:
 
     None when no number can (``min_pass_rate`` of 1: an exact lower bound is never 1).
 
-    >>> fewest_confident_trials(0.8, 0.95), fewest_confident_trials(0.9, 0.95), fewest_confident_trials(1.0, 0.95)
-    (17, 36, None)
+    >>> [fewest_confident_trials(bar, 0.95) for bar in (0.8, 0.9, 0.95, 1.0)]
+    [17, 36, 72, None]
     """
     import math
 
