@@ -282,9 +282,7 @@ def _failure(result: dict[str, Any]) -> str:
     if judged == 0:
         return f"every trial errored ({result['errored']} of {result['n']}): nothing could be judged"
     measure = (
-        "pass rate"
-        if result["rule"] == "point"
-        else f"lower end of the exact {result['level']:.0%} interval"
+        "pass rate" if result["rule"] == "point" else f"lower end of the exact {result['level']:.0%} interval"
     )
     text = (
         f"{result['passed']}/{judged} trials passed, pass rate {_rate(result)}: the {measure} is below "
