@@ -373,9 +373,46 @@ def _effective_wilson(
         normal_quantile(level) if binary or units < 2 else float(_scipy.stdtrit(units - 1, 0.5 + 0.5 * level))
     )
     low, high = _wilson_real(estimate, n_eff, quantile)
+    # Near 0 and 1 Wilson's bound on the rare side is too close (Brown, Cai and DasGupta 2001, 4.1.1):
+    # with at most RARE_COUNT(n) rare outcomes it is replaced by the Poisson (exact) bound when lower.
+    tail = 0.5 * (1.0 - level)
+    successes, failures = estimate * n_eff, (1.0 - estimate) * n_eff
+    if 0.0 < successes <= _rare_count(n_eff):
+        low = min(low, _poisson_lower(successes, tail) / n_eff)
+    if 0.0 < failures <= _rare_count(n_eff):
+        high = max(high, 1.0 - _poisson_lower(failures, tail) / n_eff)
     low = 0.0 if estimate == 0.0 else min(max(low, 0.0), estimate)
     high = 1.0 if estimate == 1.0 else max(min(high, 1.0), estimate)
     return low, high, n_eff, quantile
+
+
+def _rare_count(n: float) -> float:
+    """``x*`` of Brown, Cai and DasGupta (2001): 2 up to 50 units, 3 beyond."""
+    return 2.0 if n <= 50.0 else 3.0
+
+
+def _poisson_lower(count: float, tail: float) -> float:
+    r"""The lower ``tail`` bound of a Poisson mean from ``count`` events (real ``count > 0``).
+
+    The :math:`\lambda` with :math:`P(\mathrm{Gamma}(\text{count}) \le \lambda) = \text{tail}`, i.e.
+    :math:`P(\mathrm{Poisson}(\lambda) \ge \text{count}) = \text{tail}` for whole counts, by bisection on
+    the regularized lower incomplete gamma function (its power series), without SciPy.
+    """
+
+    def gamma_cdf(value: float) -> float:
+        term = math.exp(count * math.log(value) - value - math.lgamma(count + 1.0))
+        total, k = term, 1
+        while term > 1e-17 * total:
+            term *= value / (count + k)
+            total += term
+            k += 1
+        return total
+
+    low, high = 0.0, count + 10.0 * math.sqrt(count) + 10.0
+    for _ in range(80):
+        mid = 0.5 * (low + high)
+        low, high = (mid, high) if gamma_cdf(mid) < tail else (low, mid)
+    return 0.5 * (low + high)
 
 
 def _wilson_real(p: float, n: float, z: float) -> tuple[float, float]:
