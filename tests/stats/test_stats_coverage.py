@@ -123,7 +123,8 @@ def test_default_mg_pass_interval_covers_without_the_0_1_ceiling(population: str
             value = truth("mg-pass@k", trials, population)
             low, high = bounds(items, value)
             print(
-                f"{population:10} N={trials:2} M={items:3} mG-Pass@{trials:<2} true {value:.4f} coverage {coverage:.4f}"
+                f"{population:10} N={trials:2} M={items:3} mG-Pass@{trials:<2} "
+                f"true {value:.4f} coverage {coverage:.4f}"
             )
             assert low <= coverage <= high
 
