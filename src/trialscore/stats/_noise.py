@@ -28,7 +28,8 @@ def _binomial_pmf(trials: int, rates: FloatArray) -> FloatArray:
     j = np.arange(trials + 1)
     log_choose = logs[trials] - logs[j] - logs[trials - j]
     rate = rates[:, None]
-    return np.exp(log_choose + j * np.log(rate) + (trials - j) * np.log1p(-rate))
+    pmf: FloatArray = np.exp(log_choose + j * np.log(rate) + (trials - j) * np.log1p(-rate))
+    return pmf
 
 
 def state_noise_variances(
