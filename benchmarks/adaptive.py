@@ -17,7 +17,7 @@
 (c) The sequential paired comparison against a baseline (``run --baseline RUN --adaptive``): 100
     cases (40% always pass, 20% never, 40% flaky), baseline 10 trials per case, the flaky cases
     regressed so that the mean paired difference is -0.1 (the planned effect), alpha 0.05.  The
-    fixed design is ``stats.power.plan_sample_size`` from a pilot of the baseline (paired t-test,
+    fixed design is ``stats.plan.plan_sample_size`` from a pilot of the baseline (paired t-test,
     80% power); printed: the mean trials to a settled verdict over 200 comparisons, the share
     settled as a regression, and the ratio sequential/fixed (target: at least 30% fewer).  The
     planner assumes the baseline has as many trials per case as the candidate; the sequential
@@ -176,7 +176,7 @@ def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs:
 
 
 def compare_paired_sequential(runs: int) -> None:
-    from trialscore.stats.power import plan_sample_size
+    from trialscore.stats.plan import plan_sample_size
 
     rng = np.random.default_rng(0)
     base = np.r_[np.ones(40), np.zeros(20), rng.uniform(0.3, 0.9, 40)]

@@ -5,8 +5,6 @@ Items have true pass rates drawn from one of these; each item then gets Bernoull
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 #: name -> Beta(a, b) parameters; "mixture" is 40% at 1, 20% at 0, 40% uniform on [0, 1].
@@ -41,12 +39,11 @@ def spread(name: str) -> float:
 def shift_for_mean(name: str, delta: float, rng_seed: int = 0) -> float:
     """The common per-item shift whose clipped mean change is ``delta`` (bisection on 200,000 rates)."""
     p = rates(np.random.default_rng(rng_seed), name, (200_000,))
-    low, high = (delta, 1.0) if delta > 0 else (-1.0, delta)
+    low, high = -1.0, 1.0  # the clipped mean change rises with the shift
     for _ in range(60):
         mid = 0.5 * (low + high)
-        change = float(np.mean(np.clip(p + mid, 0.0, 1.0) - p))
-        if (change < delta) == (delta > 0):
+        if float(np.mean(np.clip(p + mid, 0.0, 1.0) - p)) < delta:
             low = mid
         else:
             high = mid
-    return 0.5 * (low + high) if math.isfinite(low) else delta
+    return 0.5 * (low + high)

@@ -37,13 +37,12 @@ if TYPE_CHECKING:
         proportion_interval,
     )
     from trialscore.stats.permutation import resplit_test, sign_flip_p_value
+    from trialscore.stats.plan import SampleSizePlan, plan_sample_size
     from trialscore.stats.power import (
-        SampleSizePlan,
         design_power,
         detectable_effect,
         items_needed,
         minimum_detectable_effect,
-        plan_sample_size,
         trials_needed,
     )
     from trialscore.stats.variance import (
@@ -116,12 +115,12 @@ _HOMES = {
     "mean_interval": "intervals",
     "normal_quantile": "intervals",
     "proportion_interval": "intervals",
-    "SampleSizePlan": "power",
+    "SampleSizePlan": "plan",
     "design_power": "power",
     "detectable_effect": "power",
     "items_needed": "power",
     "minimum_detectable_effect": "power",
-    "plan_sample_size": "power",
+    "plan_sample_size": "plan",
     "trials_needed": "power",
     "ClusteredStandardError": "variance",
     "VarianceDecomposition": "variance",
