@@ -279,7 +279,13 @@ def sequential_baseline_gates(
                 not (fail_on_regression and body["verdict"] == "regression"),
                 f"{body['verdict']}: anytime-valid {1 - body['alpha']:.0%} interval [{low:.4g}, {high:.4g}] "
                 f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
-                f"{body['stopped_because']}",
+                f"{body['stopped_because']}"
+                + (f" ({body['ran_out']['advice']})" if body.get("ran_out") else "")
+                + (
+                    f"; {body['undecided_gate']}"
+                    if body["verdict"] == "undecided" and "undecided_gate" in body
+                    else ""
+                ),
             )
         )
     return gates, bodies

@@ -113,7 +113,13 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                 f"[bold]{body['verdict']}[/bold]; anytime-valid {1 - body['alpha']:.0%} interval of the mean "
                 f"paired pass-rate difference [{low:.4g}, {high:.4g}] (alpha {body['alpha']:g}, margin "
                 f"{body['margin']:g}); {body['trials_run']} trials run vs {body['trials_fixed_design']} in "
-                f"the fixed design; stopped: {body['stopped_because']}",
+                f"the fixed design; stopped: {body['stopped_because']}"
+                + (f" ({escape(body['ran_out']['advice'])})" if body.get("ran_out") else "")
+                + (
+                    f"; {body['undecided_gate']}"
+                    if body["verdict"] == "undecided" and "undecided_gate" in body
+                    else ""
+                ),
                 soft_wrap=True,
             )
     print_errors(summary["errors"], console)
