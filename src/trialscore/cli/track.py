@@ -76,13 +76,14 @@ def _run_dates(inputs: Sequence[tuple[date | None, Path | RecordSource]], dates:
 
 
 def _evidence(snapshot: CategorySnapshot) -> list[float | None]:
-    """Slope per run and its p (three or more runs), the change at the latest run and its p."""
+    """Slope per run and its p (three or more runs), the change at the latest run, its p and its MDE."""
     if snapshot.history is not None:
         h = snapshot.history
-        return [h.slope, h.slope_p, h.change, h.change_p]
+        return [h.slope, h.slope_p, h.slope_mdd, h.change, h.change_p, h.change_mdd]
     if snapshot.comparison is not None:
-        return [None, None, snapshot.comparison.delta, snapshot.comparison.p_value]
-    return [None] * 4
+        c = snapshot.comparison
+        return [None, None, None, c.delta, c.p_value, c.mde]
+    return [None] * 6
 
 
 @app.command()
@@ -138,7 +139,7 @@ def track(
         ],
     }
     header = ["task_category", *(f"pass@{value}" for value in ks), "samples", "trend"]
-    header += ["slope/run", "p_slope", "change", "p_change", "last_updated"]
+    header += ["slope/run", "p_slope", "mdd/run", "change", "p_change", "mde_change", "last_updated"]
     rows = [
         [
             snapshot.task_category,

@@ -551,14 +551,14 @@ def item_interval(
     all), and 0/1 per-item values (pass@N and pass^N at :math:`k = n`, or one
     trial per item) get exactly Wilson's interval of the items.
 
-    For values that are not 0/1 the ceiling is at least the information the trials
-    carry about the item values, :math:`M\hat\theta(1-\hat\theta)/\bar v`, with
-    :math:`\bar v` the mean trial-noise variance of the item values (the variance of
-    each item's estimate under a binomial at its Jeffreys plug-in rate, as in
-    :func:`~trialscore.stats.compare_paired`): for ``avg`` of identical items it
-    equals :math:`Mn`; for mG-Pass@N, whose values spread far less than 0/1 values,
-    it lifts the ceiling above :math:`M` (which made its interval Wilson's of
-    :math:`M` 0/1 items, 30-40% too wide).  Coverage in the two-level model (five
+    For a metric with a ``k`` whose values are not 0/1 the ceiling is at least the
+    information the trials carry about the item values,
+    :math:`M\hat\theta(1-\hat\theta)/\bar v`, with :math:`\bar v` the mean trial-noise
+    variance of the item values (the variance of each item's estimate under a binomial
+    at its Jeffreys plug-in rate, as in :func:`~trialscore.stats.compare_paired`; for
+    ``avg`` of identical items it would be :math:`Mn`, the trials rule itself): for
+    mG-Pass@N, whose values spread far less than 0/1 values, it lifts the ceiling above
+    :math:`M` (which made its interval Wilson's of :math:`M` 0/1 items, 30-40% too wide).  Coverage in the two-level model (five
     item populations) is in docs/stats.md.
 
     ``states`` may pass ``bank.states()`` when it is already computed.
@@ -577,7 +577,7 @@ def item_interval(
     ceiling = bank.items**2 / (k_used * float(freq @ (1.0 / n)))
     mean = states_mean(n, c, freq, values, metric, k, tau)
     theta = min(max(mean, 0.0), 1.0)
-    if 0.0 < theta < 1.0 and not np.all((values == 0.0) | (values == 1.0)):
+    if k is not None and 0.0 < theta < 1.0 and not np.all((values == 0.0) | (values == 1.0)):
         noise = float(freq @ state_noise_variances(n, c, metric, k, tau)) / bank.items
         if noise > 0.0:
             ceiling = max(ceiling, bank.items * theta * (1.0 - theta) / noise)
