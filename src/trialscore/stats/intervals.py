@@ -558,8 +558,8 @@ def item_interval(
     at its Jeffreys plug-in rate, as in :func:`~trialscore.stats.compare_paired`; for
     ``avg`` of identical items it would be :math:`Mn`, the trials rule itself): for
     mG-Pass@N, whose values spread far less than 0/1 values, it lifts the ceiling above
-    :math:`M` (which made its interval Wilson's of :math:`M` 0/1 items, 30-40% too wide).  Coverage in the two-level model (five
-    item populations) is in docs/stats.md.
+    :math:`M` (which made its interval Wilson's of :math:`M` 0/1 items, 30-40% too wide).
+    Coverage in the two-level model (five item populations) is in docs/stats.md.
 
     ``states`` may pass ``bank.states()`` when it is already computed.
 
