@@ -236,8 +236,9 @@ def small_suites(runs: int) -> None:
             print(
                 f"(d) 20 cases, {name}, {label}: sequential regression {share['regression']:.1%}, "
                 f"no_difference {share['no_difference']:.1%}, "
-                f"mean {np.mean([t for t, _, _ in done]):.0f} of 200 trials; ran out of the baseline in {out_of['baseline']}, of candidate trials in "
-                f"{out_of['candidate']} of {runs}; fixed design (200 trials) regression {fixed:.1%}"
+                f"mean {np.mean([t for t, _, _ in done]):.0f} of 200 trials; ran out of the baseline in "
+                f"{out_of['baseline']}, of candidate trials in {out_of['candidate']} of {runs}; "
+                f"fixed design (200 trials) regression {fixed:.1%}"
             )
 
 
