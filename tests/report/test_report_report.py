@@ -164,10 +164,9 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
         {"a1": [0, 0, 0], "a2": [1, 0, 1], "b1": [1, 1, 1], "b2": [0, 0, 0], "c1": [1, 0, 1]},
         permutations=0,
     )
-    assert (
-        f"<td>{result.delta:+.3g}</td><td>[{result.interval.low:+.3g}, {result.interval.high:+.3g}]</td>"
-        in html
-    )
+    assert result.interval.clipped_to == (-1.0, 1.0)  # five cases, t at 4 df: the interval is clipped
+    bounds = f"[{result.interval.low:+.3g}, {result.interval.high:+.3g}] (clipped to [-1, 1])"
+    assert f"<td>{result.delta:+.3g}</td><td>{bounds}</td>" in html
     assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html
 
 
