@@ -29,7 +29,7 @@ from trialscore.runner.adaptive import CaseOutcome, Unit
 from trialscore.runner.suite import CaseSettings
 from trialscore.stats.paired_sequential import Draw, SequentialComparison
 
-__all__ = ["UNDECIDED_GATE", "BaselineComparison", "PairedScheduler", "StopCause"]
+__all__ = ["UNDECIDED_GATE", "BaselineComparison", "PairedScheduler", "StopCause", "stop_note"]
 
 #: Why a target's comparison stopped: its verdict settled, a drawn case had no trial left, or a budget.
 StopCause = Literal["verdict settled", "trials ran out", "budget", "running"]
@@ -39,6 +39,20 @@ UNDECIDED_GATE = (
     "undecided never fails the gate: --fail-on regression fails only on a settled regression; an "
     "undecided comparison is not evidence of no change"
 )
+
+
+def stop_note(body: Mapping[str, Any]) -> str:
+    """What follows why a comparison stopped: which run ran out and what it would take; the gate's undecided.
+
+    >>> stop_note({"verdict": "regression", "ran_out": None})
+    ''
+    >>> stop_note({"verdict": "undecided", "ran_out": {"advice": "more"}, "undecided_gate": "never fails"})
+    ' (more); never fails'
+    """
+    note = f" ({body['ran_out']['advice']})" if body.get("ran_out") else ""
+    if body["verdict"] == "undecided" and "undecided_gate" in body:
+        note += f"; {body['undecided_gate']}"
+    return note
 
 
 @dataclass(frozen=True)
