@@ -17,13 +17,19 @@
 (c) The sequential paired comparison against a baseline (``run --baseline RUN --adaptive``): 100
     cases (40% always pass, 20% never, 40% flaky), baseline 10 trials per case, the flaky cases
     regressed so that the mean paired difference is -0.1 (the planned effect), alpha 0.05.  The
-    fixed design is ``stats.power.plan_sample_size`` from a pilot of the baseline (paired t-test,
+    fixed design is ``stats.plan.plan_sample_size`` from a pilot of the baseline (paired t-test,
     80% power); printed: the mean trials to a settled verdict over 200 comparisons, the share
     settled as a regression, and the ratio sequential/fixed (target: at least 30% fewer).  The
     planner assumes the baseline has as many trials per case as the candidate; the sequential
     comparison pairs each candidate trial with a block of the baseline's 10, so the benchmark also
     prints the power of a fixed run of 1 trial per case scored against the whole baseline, and the
     sequential comparison's trials against that run's.
+(d) Small suites (issue 23): 20 cases, a 10-trial baseline, a candidate budget of 10 trials per case,
+    every case's rate dropped by one shift (clipped) so that the mean drops by 0.1, on the mixture
+    (40% at 1, 20% at 0, 40% uniform) and on Beta(4, 2) cases; and no change.  Printed: the share of
+    regression verdicts, no_difference verdicts, undecided runs, which run ran out, and the mean
+    candidate trials, beside the fixed design with the same budget (every case's 10 candidate trials
+    against its 10 baseline trials, compare's paired t-test).
 """
 
 from __future__ import annotations
@@ -133,12 +139,14 @@ def compare_sequential(runs: int) -> None:
     )
 
 
-def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tuple[float, float]:
-    """Mean candidate trials and share of regression verdicts of the sequential comparison."""
+def paired_runs(
+    base: np.ndarray, cand: np.ndarray, cap: int, runs: int, seed: int = 5
+) -> list[tuple[int, str, str | None]]:
+    """Per sequential comparison: candidate trials, verdict (or undecided) and which run ran out."""
     from trialscore.stats.paired_sequential import SequentialComparison
 
-    rng = np.random.default_rng(5)
-    times, found = [], 0
+    rng = np.random.default_rng(seed)
+    out = []
     for _ in range(runs):
         baseline = rng.random((base.size, cap)) < base[:, None]
         used = np.zeros(base.size, dtype=int)
@@ -153,9 +161,15 @@ def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tu
             used[draw.case] += draw.block
             trials += 1
             comparison.observe(draw, float(rng.random() < cand[draw.case]) - float(y))
-        times.append(trials)
-        found += comparison.verdict() == "regression"
-    return float(np.mean(times)), found / runs
+        ran_out = comparison.ran_out_of[0] if comparison.ran_out_of else None
+        out.append((trials, str(comparison.verdict() or "undecided"), ran_out))
+    return out
+
+
+def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tuple[float, float]:
+    """Mean candidate trials and share of regression verdicts of the sequential comparison."""
+    done = paired_runs(base, cand, cap, runs)
+    return float(np.mean([t for t, _, _ in done])), sum(v == "regression" for _, v, _ in done) / runs
 
 
 def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs: int) -> float:
@@ -176,7 +190,7 @@ def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs:
 
 
 def compare_paired_sequential(runs: int) -> None:
-    from trialscore.stats.power import plan_sample_size
+    from trialscore.stats.plan import plan_sample_size
 
     rng = np.random.default_rng(0)
     base = np.r_[np.ones(40), np.zeros(20), rng.uniform(0.3, 0.9, 40)]
@@ -200,6 +214,34 @@ def compare_paired_sequential(runs: int) -> None:
     )
 
 
+def small_suites(runs: int) -> None:
+    """(d): 20 cases, 10-trial baseline, budget 10 candidate trials per case."""
+    rng = np.random.default_rng(23)
+    populations = {
+        "mixture": np.r_[np.ones(8), np.zeros(4), rng.uniform(0, 1, 8)],
+        "Beta(4, 2)": rng.beta(4, 2, 20),
+    }
+    for name, base in populations.items():
+        low, high = -1.0, 0.0
+        for _ in range(60):  # the shift whose clipped mean change is -0.1
+            mid = (low + high) / 2
+            low, high = (mid, high) if np.mean(np.clip(base + mid, 0, 1) - base) < -0.1 else (low, mid)
+        for label, cand in (("drop 0.1", np.clip(base + low, 0, 1)), ("no change", base)):
+            done = paired_runs(base, cand, 10, runs, seed=29)
+            share = {
+                v: sum(verdict == v for _, verdict, _ in done) / runs for v in ("regression", "no_difference")
+            }
+            out_of = {r: sum(ran == r for _, _, ran in done) for r in ("baseline", "candidate")}
+            fixed = fixed_power(base, cand, 10, 10, runs)
+            print(
+                f"(d) 20 cases, {name}, {label}: sequential regression {share['regression']:.1%}, "
+                f"no_difference {share['no_difference']:.1%}, "
+                f"mean {np.mean([t for t, _, _ in done]):.0f} of 200 trials; ran out of the baseline in "
+                f"{out_of['baseline']}, of candidate trials in {out_of['candidate']} of {runs}; "
+                f"fixed design (200 trials) regression {fixed:.1%}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -208,6 +250,7 @@ def main() -> None:
     compare_runs(50 if args.quick else 100)
     compare_sequential(500 if args.quick else 2000)
     compare_paired_sequential(50 if args.quick else 200)
+    small_suites(50 if args.quick else 200)
 
 
 if __name__ == "__main__":

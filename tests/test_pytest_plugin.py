@@ -115,7 +115,7 @@ def test_outcomes_and_summary(tmp_path: Path) -> None:
     assert done.returncode == 1, output
     seen = outcomes(output)
     c = expected_passes("test_flaky_confident", 40)
-    confident = proportion_interval(c, 40).low >= 0.6
+    confident = proportion_interval(c, 40, method="clopper-pearson").low >= 0.6
     assert seen == {
         "test_always": "PASSED",
         "test_never": "FAILED",
@@ -136,6 +136,9 @@ def test_outcomes_and_summary(tmp_path: Path) -> None:
     # no trial was judged: the test has no pass rate to call stable or flaky
     assert lines["test_all_errored"] == "not judged, every trial errored (3 of 3), min 1 (point)"
     check_flaky(lines, 40)
+    exact = proportion_interval(c, 40, method="clopper-pearson")  # the confident rule's own interval
+    rate = f"{exact.estimate:.3g} [{exact.low:.3g}, {exact.high:.3g}]"
+    assert lines["test_flaky_confident"].startswith(f"{c}/40 passed, rate {rate}, flaky, min 0.6 (confident)")
     assert "test_setup_error" not in lines and "test_plain" not in lines
     assert "0/5 trials passed, pass rate 0 [0, 0.434]: the pass rate is below min_pass_rate=0.8" in output
     assert "first failed trial 0 (seed" in output and "AssertionError: trial 0 is not negative" in output
@@ -188,3 +191,49 @@ def test_an_unmarked_session_is_left_alone(tmp_path: Path) -> None:
 def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     pyproject = (Path(__file__).parents[1] / "pyproject.toml").read_text()
     assert '[project.entry-points.pytest11]\ntrialscore = "trialscore.pytest_plugin"\n' in pyproject
+
+
+def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(tmp_path: Path) -> None:
+    impossible = (
+        "import pytest\n\n"
+        "@pytest.mark.trials(n=10, min_pass_rate=0.8, rule='confident')\n"
+        "def test_agent():\n    assert True\n"
+    )
+    (tmp_path / "test_impossible.py").write_text(impossible)
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    command = [sys.executable, "-m", "pytest", "-p", "trialscore.pytest_plugin", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [*command, "test_impossible.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 4, done.stdout + done.stderr  # a usage error, before any trial ran
+    message = (
+        "test_impossible.py::test_agent: @pytest.mark.trials: rule='confident' can never pass with n=10 "
+        "and min_pass_rate=0.8: even 10 of 10 passing gives an exact 95% lower bound of 0.692; "
+        "use n >= 17, or rule='point'"
+    )
+    assert message in done.stderr and "Traceback" not in done.stderr
+    feasible = impossible.replace("n=10", "n=17")
+    (tmp_path / "test_impossible.py").write_text(feasible)
+    done = subprocess.run(
+        [*command, "test_impossible.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0 and "1 passed" in done.stdout
+
+
+def test_the_confident_rule_passes_a_test_below_its_bar_at_most_at_its_nominal_rate() -> None:
+    """Exact: the chance that X ~ Binomial(n, bar) passes (the worst true rate below the bar) is at most
+    (1 - level) / 2 for every n up to 200 and four bars; at each bar the rule can pass from its stated n."""
+    from scipy.stats import binom
+
+    from trialscore.pytest_plugin import fewest_confident_trials, meets_bar
+
+    worst = 0.0
+    for bar in (0.5, 0.8, 0.9, 0.95):
+        fewest = fewest_confident_trials(bar, 0.95)
+        assert fewest is not None and meets_bar(fewest, fewest, bar, "confident", 0.95)
+        assert not meets_bar(fewest - 1, fewest - 1, bar, "confident", 0.95)
+        for n in range(1, 201):
+            passing = [c for c in range(n + 1) if meets_bar(c, n, bar, "confident", 0.95)]
+            rate = float(binom.sf(passing[0] - 1, n, bar)) if passing else 0.0
+            worst = max(worst, rate)
+    assert 0.02 < worst <= 0.025  # the exact test's level, reached closely at some n

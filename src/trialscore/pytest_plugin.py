@@ -21,11 +21,23 @@ nothing to a test without the mark)::
   first trial: an error there is pytest's usual *error* of the test (not a failure).
 * **The verdict.** The test passes when its pass rate meets ``min_pass_rate`` (default 1.0):
   ``rule="point"`` (the default) compares ``passed / judged``; ``rule="confident"`` compares the
-  lower end of the Wilson interval at ``level`` (default 0.95), so a test passes only when the
-  bar is met with that confidence.  A test whose every trial errored fails (nothing was judged).
+  lower end of the exact (Clopper-Pearson) interval at ``level`` (default 0.95), so a test passes
+  only when the bar is met with that confidence: a test whose true pass rate is below the bar
+  passes with probability at most ``(1 - level) / 2`` (the exact binomial test; 2.5% at 0.95).
+  Even ``n`` of ``n`` passing gives a lower bound of only ``((1 - level) / 2) ** (1 / n)``, so the
+  rule needs enough trials: at 0.95, ``n >= 17`` for ``min_pass_rate=0.8``, ``n >= 36`` for 0.9,
+  ``n >= 72`` for 0.95, and no ``n`` for 1.0.  A mark that can never pass is refused when the
+  tests are collected, naming the ``n`` that could.  For example::
+
+      @pytest.mark.trials(n=30, min_pass_rate=0.8, rule="confident")   # passes at 29 or 30 of 30
+      def test_agent_is_reliably_right(seed):
+          assert my_agent("2+2", seed=seed) == "4"
+
+  A test whose every trial errored fails (nothing was judged).
 * The terminal summary lists every such test: passed/judged, errored, the pass rate with its
-  95% Wilson interval, flaky (some trials passed and some failed) or stable, and the verdict;
-  a test whose every trial errored is "not judged" (it has no pass rate to be stable or flaky).
+  interval (95% Wilson for ``rule="point"``, the rule's exact interval for ``"confident"``),
+  flaky (some trials passed and some failed) or stable, and the verdict; a test whose every
+  trial errored is "not judged" (it has no pass rate to be stable or flaky).
 * ``--trials 0`` (or a negative ``--trials-seed``) is one usage error before any test runs.
   With pytest-xdist the results travel from the workers in each report's ``user_properties``,
   so the summary is the same.
@@ -42,10 +54,46 @@ import pytest
 
 from trialscore._words import plural
 
-__all__ = ["TrialsOutcome"]
+__all__ = ["TrialsOutcome", "fewest_confident_trials", "meets_bar"]
 
 _PROPERTY = "trialscore.trials"
 _RULES = {"point": "point", "confident": "confident"}
+
+
+def fewest_confident_trials(min_pass_rate: float, level: float) -> int | None:
+    """The fewest trials with which ``rule="confident"`` can pass: ``((1 - level)/2) ** (1/n) >= bar``.
+
+    None when no number can (``min_pass_rate`` of 1: an exact lower bound is never 1).
+
+    >>> [fewest_confident_trials(bar, 0.95) for bar in (0.8, 0.9, 0.95, 1.0)]
+    [17, 36, 72, None]
+    """
+    import math
+
+    if min_pass_rate >= 1.0:
+        return None
+    if min_pass_rate <= 0.0:
+        return 1
+    tail = (1.0 - level) / 2.0
+    trials = max(1, math.ceil(math.log(tail) / math.log(min_pass_rate)))
+    while trials > 1 and tail ** (1.0 / (trials - 1)) >= min_pass_rate:
+        trials -= 1
+    while tail ** (1.0 / trials) < min_pass_rate:
+        trials += 1
+    return trials
+
+
+def meets_bar(passed: int, judged: int, min_pass_rate: float, rule: str, level: float) -> bool:
+    """Whether ``passed`` of ``judged`` trials meet the bar: the rate (``point``) or the exact lower bound.
+
+    >>> meets_bar(29, 30, 0.8, "confident", 0.95), meets_bar(28, 30, 0.8, "confident", 0.95)
+    (True, False)
+    """
+    from trialscore.stats.intervals import proportion_interval
+
+    if rule == "point":
+        return passed / judged >= min_pass_rate
+    return proportion_interval(passed, judged, level, "clopper-pearson").low >= min_pass_rate
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -110,6 +158,20 @@ class TrialsOutcome:
             self.level = check_probability(options.get("level", 0.95), "level")
         except ValueError as exc:
             raise pytest.UsageError(f"{where}: {exc}") from exc
+        if self.rule == "confident":
+            fewest = fewest_confident_trials(self.min_pass_rate, self.level)
+            if fewest is None or self.n < fewest:
+                best = ((1.0 - self.level) / 2.0) ** (1.0 / self.n)
+                need = (
+                    "no number of trials can (use rule='point', or a min_pass_rate below 1)"
+                    if fewest is None
+                    else f"use n >= {fewest}, or rule='point'"
+                )
+                raise pytest.UsageError(
+                    f"{where}: rule='confident' can never pass with n={self.n} and min_pass_rate="
+                    f"{self.min_pass_rate:g}: even {self.n} of {self.n} passing gives an exact "
+                    f"{self.level:.0%} lower bound of {best:.3f}; {need}"
+                )
         self.passed = self.failed = self.errored = 0
         self.first_failure: str | None = None
 
@@ -145,16 +207,27 @@ class TrialsOutcome:
         }
         if judged == 0:
             return {**result, "rate": None, "low": None, "high": None, "ok": False}
-        shown = proportion_interval(self.passed, judged)  # the 95% interval the summary prints
-        bar = proportion_interval(self.passed, judged, level=self.level)
-        measure = bar.estimate if self.rule == "point" else bar.low
+        # the interval the summary prints: 95% Wilson, or the exact interval the confident rule reads
+        if self.rule == "point":
+            shown = proportion_interval(self.passed, judged)
+        else:
+            shown = proportion_interval(self.passed, judged, self.level, "clopper-pearson")
         return {
             **result,
             "rate": shown.estimate,
             "low": shown.low,
             "high": shown.high,
-            "ok": measure >= self.min_pass_rate,
+            "ok": meets_bar(self.passed, judged, self.min_pass_rate, self.rule, self.level),
         }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Check every mark's settings when the tests are collected: a bad or impossible one stops the session
+    before any trial runs."""
+    for item in items:
+        marker = item.get_closest_marker("trials")
+        if marker is not None:
+            TrialsOutcome(item, marker)
 
 
 def _seed(item: pytest.Item, trial: int) -> int:
@@ -219,9 +292,7 @@ def _failure(result: dict[str, Any]) -> str:
     if judged == 0:
         return f"every trial errored ({result['errored']} of {result['n']}): nothing could be judged"
     measure = (
-        "pass rate"
-        if result["rule"] == "point"
-        else f"lower end of the {result['level']:.0%} Wilson interval"
+        "pass rate" if result["rule"] == "point" else f"lower end of the exact {result['level']:.0%} interval"
     )
     text = (
         f"{result['passed']}/{judged} trials passed, pass rate {_rate(result)}: the {measure} is below "

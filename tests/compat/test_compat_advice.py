@@ -122,7 +122,8 @@ def test_insights_for_single_trials_and_a_single_item() -> None:
     assert retry.code == "retry_once"
     single = insights([[1, 0, 1, 1, 1, 0, 1]])
     assert single[0].code == "report_range" and single[0].numbers["samples"] == 7
-    assert single[0].numbers["high"] == proportion_interval(5, 7).high
+    # the default interval of one item's 7 trials: Wilson's, with the Poisson bound at 2 failures
+    assert single[0].numbers["high"] == item_interval([[1, 0, 1, 1, 1, 0, 1]]).high
     with pytest.raises(EvaluationError, match=r"k must satisfy 1 <= k <= n; got k=9 with n=7"):
         insights([[1, 0, 1, 1, 1, 0, 1]], k=9)
 

@@ -202,10 +202,9 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
         },
         permutations=0,
     )
-    assert (
-        f"<td>{result.delta:+.3f}</td><td>[{result.interval.low:+.3f}, {result.interval.high:+.3f}]</td>"
-        in html
-    )
+    assert result.interval.clipped_to is None  # six cases: inside [-1, 1] (a clipped one is marked so)
+    bounds = f"[{result.interval.low:+.3f}, {result.interval.high:+.3f}]"
+    assert f"<td>{result.delta:+.3f}</td><td>{bounds}</td>" in html
     assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html
 
 

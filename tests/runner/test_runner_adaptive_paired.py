@@ -14,6 +14,7 @@ from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive_paired import BaselineComparison, PairedScheduler
+from trialscore.runner.gates import sequential_baseline_gates
 from trialscore.runner.suite import CaseSettings
 
 runner = CliRunner()
@@ -108,6 +109,16 @@ def test_the_scheduler_runs_only_compared_cases_and_states_why_it_stopped() -> N
     assert max(u.trial for u in units) <= 2  # no more trials of a case than the baseline has
     report = sched.report()["m"]
     assert report["stopped_because"] == "trials ran out" and report["verdict"] == "undecided"
+    # which run ran out, for which case, and what it would take (issue 29.8)
+    assert report["ran_out"]["run"] == "baseline" and report["ran_out"]["baseline_trials"] == 3
+    assert (
+        "more trials per case" in report["ran_out"]["advice"]
+        and "without --adaptive" in report["ran_out"]["advice"]
+    )
+    assert report["undecided_gate"].startswith("undecided never fails the gate")
+    (gate,), _ = sequential_baseline_gates({"m": report}, True)
+    assert gate.passed and "baseline run 'b' has 3 trials of case" in gate.detail
+    assert "undecided never fails the gate" in gate.detail
     assert report["cases_compared"] == 2 and report["trials_fixed_design"] == 20
     assert sched.exhausted and sched.in_flight == 0 and sched.saved == 30 - len(units)
 

@@ -158,8 +158,8 @@ def test_graded_scores_compare_by_item_mean() -> None:
     result = compare_paired(a, b)
     assert result.delta == pytest.approx(np.mean(b) - np.mean(a), rel=1e-12)
     assert result.p_value_sign_flip == pytest.approx(1 / 8)  # all four positive: 2 of 16 sign patterns
-    # graded floor: the noisier run's mean unbiased trial variance over n, here the baseline's
-    floor = max(np.var(a, axis=1, ddof=1).mean(), np.var(b, axis=1, ddof=1).mean()) / 2
+    # graded floor: an eighth of both runs' mean unbiased trial variance over n
+    floor = (np.var(a, axis=1, ddof=1).mean() + np.var(b, axis=1, ddof=1).mean()) / 2 / 8
     spread = np.var(np.mean(b, 1) - np.mean(a, 1), ddof=1)
     assert result.se_floor == pytest.approx(math.sqrt(floor / 4), rel=1e-12)
     assert result.se == pytest.approx(math.sqrt(max(spread, floor) / 4), rel=1e-12)
@@ -318,26 +318,45 @@ def test_paired_false_positive_rate_is_near_alpha_monte_carlo_path() -> None:
 
 
 def test_trial_noise_floor_by_hand() -> None:
-    # two items 2/5 -> 3/5: every difference 0.2, zero spread; v = (2.5 * 3.5) / (6 * 7 * 5) for both runs
-    result = compare_paired(Bank.from_counts([5, 5], [2, 2]), Bank.from_counts([5, 5], [3, 3]))
+    # four items 2/5 -> 3/5: every difference 0.2, zero spread; v = (2.5 * 3.5) / (6 * 7 * 5) for both runs
+    result = compare_paired(Bank.from_counts([5] * 4, [2] * 4), Bank.from_counts([5] * 4, [3] * 4))
     v = 2.5 * 3.5 / (6 * 7 * 5)
-    assert result.se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-12) and result.se == result.se_floor
-    half = scipy.stats.t.ppf(0.975, 1) * math.sqrt(v / 2)
+    floor = (v + v) / 8
+    assert result.se_floor == pytest.approx(math.sqrt(floor / 4), rel=1e-12) and result.se == result.se_floor
+    half = scipy.stats.t.ppf(0.975, 3) * math.sqrt(floor / 4)
     assert (result.interval.low, result.interval.high) == pytest.approx((0.2 - half, 0.2 + half), rel=1e-12)
-    assert result.verdict == "within_noise" and "trial-noise floor" in result.p_value_method
+    assert result.verdict == "improvement" and "trial-noise floor" in result.p_value_method
     # a saturated item still has trial noise: (n + 1/2) (1/2) / ((n + 1)(n + 2) n)
     saturated = compare_paired(Bank.from_counts([4, 4], [4, 4]), Bank.from_counts([4, 4], [3, 3]))
-    assert saturated.se_floor == pytest.approx(math.sqrt(max(4.5 * 0.5, 3.5 * 1.5) / (5 * 6 * 4) / 2))
+    assert saturated.se_floor == pytest.approx(math.sqrt((4.5 * 0.5 + 3.5 * 1.5) / (5 * 6 * 4) / 8 / 2))
 
 
-def test_two_items_without_spread_are_never_significant_up_to_five_trials() -> None:
-    for trials in range(1, 6):
+def exact_two_item_p(trials: int, first: int, second: int) -> float:
+    """Exact equal-tailed re-split p-value of two items that both went from first to second of trials."""
+    total = first + second
+    xs = np.arange(max(0, total - trials), min(trials, total) + 1)
+    pmf = scipy.stats.hypergeom.pmf(xs, 2 * trials, total, trials)
+    sums = (xs[:, None] + xs[None, :]).ravel()
+    weights = (pmf[:, None] * pmf[None, :]).ravel()
+    observed = 2 * second
+    return min(1.0, 2 * min(weights[sums <= observed].sum(), weights[sums >= observed].sum()))
+
+
+def test_two_items_without_spread_are_significant_only_where_the_exact_test_of_them_is() -> None:
+    """Two items whose differences agree: t with 1 df on the floor, never zero width, never outside
+    [-1, 1], and never significant where the exact re-split test of these two items is not."""
+    significant_cases = 0
+    for trials in range(1, 11):
         for first in range(trials + 1):
             for second in range(trials + 1):
                 a = Bank.from_counts([trials] * 2, [first] * 2)
                 b = Bank.from_counts([trials] * 2, [second] * 2)
                 result = compare_paired(a, b, permutations=0)
-                assert result.se > 0 and result.verdict in ("identical", "within_noise")
+                assert result.se > 0 and -1.0 <= result.interval.low <= result.interval.high <= 1.0
+                if result.verdict in ("improvement", "regression"):
+                    significant_cases += 1
+                    assert exact_two_item_p(trials, first, second) < 0.05, (trials, first, second)
+    assert significant_cases > 0
 
 
 def test_floor_of_other_metrics_is_the_binomial_variance_of_the_estimate() -> None:
@@ -354,7 +373,10 @@ def test_floor_of_other_metrics_is_the_binomial_variance_of_the_estimate() -> No
         values = np.array([math.comb(j, 2) / 15 for j in range(7)])
         v = (pmf @ values**2 - (pmf @ values) ** 2) * 7 / 8
         run = Bank.from_counts([6, 6], [c, c])
-        assert compare_paired(run, run, "pass^k", 2).se_floor == pytest.approx(math.sqrt(v / 2), rel=1e-10)
+        floor = (v + v) / 8  # both runs the same
+        assert compare_paired(run, run, "pass^k", 2).se_floor == pytest.approx(
+            math.sqrt(floor / 2), rel=1e-10
+        )
 
 
 def test_clustered_comparison_reads_its_verdict_off_its_own_interval() -> None:
@@ -372,3 +394,42 @@ def test_clustered_comparison_reads_its_verdict_off_its_own_interval() -> None:
         compare_clustered([[1, 0], [0, 1]], [[1, 1], [0, 1]], {})
     with pytest.raises(EvaluationError, match="got none for 'b'"):
         compare_clustered({"a": [1], "b": [0]}, {"a": [1], "b": [1]}, {"a": "x"})
+
+
+# --- differences of scores in [0, 1] lie in [-1, 1] (issues 23.7, 29.7) ------------------------------
+
+
+def test_unpaired_with_one_trial_and_no_spread_is_not_exact() -> None:
+    result = compare_unpaired([[1], [1]], [[0], [0]])
+    assert result.verdict == "within_noise" and result.p_value > 0.05
+    assert result.interval.low == -1.0 and 0 < result.interval.high <= 1.0
+    assert result.interval.clipped_to == (-1.0, 1.0) and result.mde is None
+    assert any("too few items to test" in note for note in result.notes)
+
+
+def test_paired_intervals_are_clipped_to_the_range_of_a_difference_and_say_so() -> None:
+    # two items, one trial each, that both failed: t with 1 df gave [-4.18, 2.18]
+    result = compare_paired([[1]] * 2, [[0]] * 2)
+    assert (result.interval.low, result.interval.clipped_to) == (-1.0, (-1.0, 1.0))
+    assert result.mde is None and "clipped to [-1, 1]" in str(result.interval)
+    assert result.to_dict()["mde"] is None and "MDE none below 1" in str(result)
+    many = compare_paired([[1, 0, 1]] * 40, [[0, 1, 0]] * 40)  # plenty of items: nothing to clip
+    assert many.interval.clipped_to is None and many.mde is not None and many.notes == ()
+    graded = compare_paired([[3.0, 5.0], [4.0, 2.0]], [[9.0, 1.0], [0.5, 6.0]])  # not in [0, 1]: no clip
+    assert graded.interval.clipped_to is None and graded.interval.low < -1.0
+
+
+def test_the_clustered_interval_is_clipped_too() -> None:
+    old = {f"q{i}": [1, 1] for i in range(4)}
+    new = {f"q{i}": [0, 0] for i in range(4)}
+    result = compare_clustered(old, new, {f"q{i}": i // 2 for i in range(4)})
+    assert result.interval.clipped_to == (-1.0, 1.0) and result.interval.low == -1.0
+
+
+def test_estimand_items_needs_zero_one_trials_and_enough_resplits() -> None:
+    with pytest.raises(EvaluationError, match=r"re-splits 0/1 trials.*baseline holds graded"):
+        compare_paired([[0.5, 0.2], [0.1, 0.9]], [[1, 0], [0, 1]], estimand="items")
+    with pytest.raises(EvaluationError, match=r"permutations must be at least 2 / alpha = 40"):
+        compare_paired([[1, 0], [0, 1]], [[1, 0], [0, 1]], estimand="items", permutations=10)
+    with pytest.raises(EvaluationError, match="estimand must be one of"):
+        compare_paired([[1, 0], [0, 1]], [[1, 0], [0, 1]], estimand="fixed")

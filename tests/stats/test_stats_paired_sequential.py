@@ -10,7 +10,7 @@ import pytest
 
 from trialscore.errors import EvaluationError
 from trialscore.stats.paired_sequential import PairedSequence, SequentialComparison
-from trialscore.stats.power import plan_sample_size
+from trialscore.stats.plan import plan_sample_size
 
 
 def _compare(base: np.ndarray, cand: np.ndarray, trials: list[int], rng: random.Random) -> tuple[int, str]:

@@ -48,7 +48,7 @@ def test_pass_rate_plan_is_the_t_test_sample_size_in_the_noisier_direction() -> 
         (0.5, 0.2, 0.3),
         (0.95, 0.1, 0.85),
     ]:
-        plan = plan_sample_size(delta, pass_rate=p)
+        plan = plan_sample_size(delta, pass_rate=p, spread=0.0)  # identical items
         assert plan.within_baseline == pytest.approx(p * (1 - p), rel=1e-14)
         assert plan.within_candidate == pytest.approx(q * (1 - q), rel=1e-12)
         assert plan.direction == ("decrease" if q < p else "increase")
@@ -57,7 +57,32 @@ def test_pass_rate_plan_is_the_t_test_sample_size_in_the_noisier_direction() -> 
             effect_size=abs(delta) / math.sqrt(plan.within), alpha=0.05, power=0.8
         )
         assert plan.items == math.ceil(continuous) and plan.trials == 1 and plan.feasible
-        assert plan.test.startswith("two-sided paired t-test") and "homogeneous items" in plan.source
+        assert plan.test.startswith("two-sided paired t-test") and "given spread 0" in plan.source
+
+
+def test_pass_rate_plan_takes_a_stated_spread_between_items() -> None:
+    """Beta item rates with the spread's share of the variance between items; every item moved by one
+    shift, clipped, so the mean moves by exactly delta."""
+    from scipy.stats import beta
+
+    for p, spread, delta in [(0.6, 0.5, 0.1), (0.9, 0.3, 0.05), (0.2, 0.7, 0.1)]:
+        plan = plan_sample_size(delta, pass_rate=p, spread=spread, direction="decrease", trials=3)
+        kappa = 1 / spread - 1
+        rates = beta(p * kappa, (1 - p) * kappa).ppf((np.arange(20000) + 0.5) / 20000)
+        assert plan.within_baseline == pytest.approx(p * (1 - p) * (1 - spread), rel=1e-3)
+        assert plan.between_baseline == pytest.approx(spread * p * (1 - p), rel=1e-3)
+        low, high = -1.0, 0.0  # the shift whose clipped mean change is -delta, by bisection
+        for _ in range(60):
+            mid = (low + high) / 2
+            low, high = (mid, high) if np.mean(np.clip(rates + mid, 0, 1) - rates) < -delta else (low, mid)
+        moved = np.clip(rates + low, 0, 1)
+        assert plan.within_candidate == pytest.approx(np.mean(moved * (1 - moved)), rel=2e-3)
+        assert plan.between == pytest.approx(np.var(moved - rates), rel=2e-2, abs=1e-6)
+        assert plan.items == items_needed(delta, trials=3, between=plan.between, within=plan.within)
+        assert plan.spread == spread and f"given spread {spread:g}" in plan.source
+    default = plan_sample_size(0.1, pass_rate=0.7)
+    assert default.spread == 0.5 and "default spread 0.5" in default.source
+    assert default.items < plan_sample_size(0.1, pass_rate=0.7, spread=0.0).items
 
 
 def test_noncentral_t_power_by_hand() -> None:
@@ -98,14 +123,14 @@ def test_the_mde_is_detected_with_the_stated_power(items, trials, between, withi
 
 def test_between_item_variance_sets_a_floor_no_trial_count_lowers() -> None:
     assert trials_needed(0.05, items=100, between=0.1, within=0.4) is None
-    plan = plan_sample_size(0.05, pass_rate=0.5, between=0.1, items=100)
+    plan = plan_sample_size(0.05, pass_rate=0.5, spread=0.0, between=0.1, items=100)
     assert plan.trials is None and not plan.feasible
     assert plan.mde == pytest.approx(detectable_effect(math.sqrt(0.1 / 100), 99), rel=1e-12)
     assert f"{items_needed(0.05, trials=1, between=0.1, within=plan.within)} items" in plan.note
 
 
 def test_design_check_with_items_and_trials() -> None:
-    plan = plan_sample_size(0.05, pass_rate=0.7, items=300, trials=4)
+    plan = plan_sample_size(0.05, pass_rate=0.7, spread=0.0, items=300, trials=4)
     assert (plan.items, plan.trials) == (300, 4)
     assert plan.achieved_power == pytest.approx(
         design_power(0.05, items=300, trials=4, between=0.0, within=plan.within), rel=1e-14
@@ -120,14 +145,14 @@ def test_one_run_pilot_estimates_both_runs_variances() -> None:
     within = pilot.var(axis=1, ddof=1).mean()
     mean = pilot.mean()
     plan = plan_sample_size(0.05, pilot=pilot)
-    assert plan.trials == 6 and plan.between == 0.0 and plan.direction == "decrease"
-    assert plan.within_baseline == pytest.approx(within, rel=1e-13)
-    # rates moved by -0.05 towards 1/2: sigma_b^2 = sigma_a^2 - delta (1 - 2 p) - delta^2
-    assert plan.within_candidate == pytest.approx(within - 0.05 * (1 - 2 * mean) - 0.05**2, rel=1e-12)
-    spread = pilot.mean(axis=1).var(ddof=1) - within / 6
-    assert plan.between_baseline == plan.between_candidate == pytest.approx(spread, rel=1e-12)
-    assert plan.items == items_needed(0.05, trials=6, between=0.0, within=plan.within)
-    assert "between-item variance of the differences assumed 0" in plan.source
+    tau = pilot.mean(axis=1).var(ddof=1) - within / 6  # between-item variance of the rates
+    assert plan.trials == 6 and plan.direction == "decrease"
+    assert plan.spread == pytest.approx(tau / (mean * (1 - mean)), rel=1e-12)
+    # the Beta item model at the pilot's mean and spread
+    assert plan.within_baseline == pytest.approx(mean * (1 - mean) - tau, rel=1e-3)
+    assert plan.between_baseline == pytest.approx(tau, rel=1e-3)
+    assert plan.items == items_needed(0.05, trials=6, between=plan.between, within=plan.within)
+    assert "one pilot run of 80 items x 6 trials" in plan.source
 
 
 def test_paired_pilot_estimates_both_components() -> None:
@@ -149,7 +174,10 @@ def test_paired_pilot_estimates_both_components() -> None:
     [
         ({"delta": 0.1}, r"give exactly one of pass_rate or pilot; got both or neither"),
         ({"delta": 0.1, "pass_rate": 0.5, "pilot": [[1, 0]]}, r"give exactly one of pass_rate or pilot"),
-        ({"delta": 0.6, "pass_rate": 0.5}, r"pass_rate \+- delta must lie in \[0, 1\] for at least one sign"),
+        (
+            {"delta": 0.6, "pass_rate": 0.5},
+            r"the mean pass rate must be able to move by delta inside \[0, 1\] in at least one direction",
+        ),
         ({"delta": 0.1, "pass_rate": 1.2}, r"pass_rate must lie in \[0, 1\]; got pass_rate=1.2"),
         ({"delta": 0, "pass_rate": 0.5}, r"delta must be a non-zero difference to detect; got delta=0"),
         (

@@ -42,6 +42,13 @@ if TYPE_CHECKING:
 __all__ = ["compare"]
 
 
+class EstimandOption(str, Enum):
+    """What the paired test answers (``compare_paired``'s ``estimand``)."""
+
+    population = "population"
+    items = "items"
+
+
 class GateOption(str, Enum):
     """When ``compare`` exits with 1."""
 
@@ -72,6 +79,7 @@ def _compare_groups(
     permutations: int,
     seed: int,
     files: tuple[str, str],
+    estimand: str = "population",
 ) -> dict[str, Any]:
     """One group's comparison as its JSON body: Bayes@N, clustered or paired by item."""
     from trialscore.results.scorecard import metric_specs
@@ -96,6 +104,11 @@ def _compare_groups(
         return body
     ids = {"ids_baseline": base.item[base.n > 0].tolist(), "ids_candidate": cand.item[cand.n > 0].tolist()}
     if base.cluster is not None:
+        if estimand != "population":
+            raise EvaluationError(
+                "--estimand items re-splits each item's trials between the runs; --cluster-col clusters "
+                "the population test (drop one of the two)"
+            )
         clusters = _item_clusters(base, cand, files)
         result = compare_clustered(
             bank_a, bank_b, clusters, spec.metric, spec.k, spec.tau, alpha=alpha, **ids
@@ -110,6 +123,7 @@ def _compare_groups(
             alpha=alpha,
             permutations=permutations,
             seed=seed,
+            estimand=estimand,
             **ids,
         )
     body = result.to_dict()
@@ -155,6 +169,14 @@ def compare(
         int, typer.Option("--permutations", help="Sign-flip permutations of the extra p-value (0 = skip).")
     ] = 10_000,
     seed: SeedOpt = 0,
+    estimand: Annotated[
+        EstimandOption,
+        typer.Option(
+            "--estimand",
+            help="population: the mean change over items like these (paired t-test); items: did these "
+            "items change (re-split permutation test, 0/1 trials, --permutations re-splits).",
+        ),
+    ] = EstimandOption.population,
     fail_on: Annotated[
         GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
     ] = GateOption.none,
@@ -197,6 +219,7 @@ def compare(
                     permutations,
                     seed,
                     files,
+                    estimand.value,
                 ),
             )
             for key in shared
@@ -236,6 +259,7 @@ def compare(
     rows += [[label, *([None] * 7), "only in candidate"] for label in only_in_candidate]
     notes = [u.line() for u in untested]
     notes += _unpaired_notes(comparisons)
+    notes += [f"{c['label']}: {note}" for c in comparisons for note in c.get("notes", ())]
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
     if only_in_baseline or only_in_candidate:
         notes.append("groups found in one run only are listed, not compared")

@@ -53,6 +53,18 @@ def plan(
     between: Annotated[
         float | None, typer.Option("--between", help="Between-item variance of the differences.")
     ] = None,
+    spread: Annotated[
+        float | None,
+        typer.Option(
+            "--spread",
+            help="With --pass-rate: share of the pass-rate variance between items, 0 (identical items) "
+            "to below 1 (default 0.5, measured on agent evals; a pilot estimates it).",
+        ),
+    ] = None,
+    direction: Annotated[
+        str | None,
+        typer.Option("--direction", help="Plan a 'decrease' or an 'increase' (default: the noisier)."),
+    ] = None,
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
     by: ByOpt = None,
@@ -101,6 +113,8 @@ def plan(
                     pilot=bank,
                     pilot_candidate=candidate_bank,
                     between=between,
+                    spread=spread,
+                    direction=direction,
                     items=items,
                     trials=trials,
                     alpha=alpha,

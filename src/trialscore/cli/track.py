@@ -82,13 +82,14 @@ def _run_dates(inputs: Sequence[tuple[date | None, Path | RecordSource]], dates:
 
 
 def _evidence(snapshot: CategorySnapshot) -> list[Change | float | None]:
-    """Slope per run and its p (three or more runs), the change at the latest run and its p."""
+    """Slope per run and its p (three or more runs), the change at the latest run, its p and its MDE."""
     if snapshot.history is not None:
         h = snapshot.history
-        return [Change(h.slope), h.slope_p, Change(h.change), h.change_p]
+        return [Change(h.slope), h.slope_p, h.slope_mdd, Change(h.change), h.change_p, h.change_mdd]
     if snapshot.comparison is not None:
-        return [None, None, Change(snapshot.comparison.delta), snapshot.comparison.p_value]
-    return [None] * 4
+        c = snapshot.comparison
+        return [None, None, None, Change(c.delta), c.p_value, c.mde]
+    return [None] * 6
 
 
 @app.command()
@@ -154,7 +155,7 @@ def track(
         "not_tracked": [u.to_dict() for u in untested],
     }
     header = ["task_category", *(f"pass@{value}" for value in ks), "samples", "trend"]
-    header += ["slope/run", "p_slope", "change", "p_change", "last_updated"]
+    header += ["slope/run", "p_slope", "mdd/run", "change", "p_change", "mde_change", "last_updated"]
     rows = [
         [
             snapshot.task_category,

@@ -417,9 +417,10 @@ def _comparisons(
                 "baseline": _f(result.baseline),
                 "candidate": _f(result.candidate),
                 "delta": _signed(result.delta, 3),
-                "interval": f"[{_signed(result.interval.low, 3)}, {_signed(result.interval.high, 3)}]",
+                "interval": f"[{_signed(result.interval.low, 3)}, {_signed(result.interval.high, 3)}]"
+                + (" (clipped to [-1, 1])" if result.interval.clipped_to else ""),
                 "p": _f(result.p_value),
-                "mde": _f(result.mde),
+                "mde": "none: too few cases to test" if result.mde is None else _f(result.mde),
                 "cases": str(result.paired_items),
                 "verdict": result.verdict,
                 "rule": result.rule,

@@ -29,10 +29,30 @@ from trialscore.runner.adaptive import CaseOutcome, Unit
 from trialscore.runner.suite import CaseSettings
 from trialscore.stats.paired_sequential import Draw, SequentialComparison
 
-__all__ = ["BaselineComparison", "PairedScheduler", "StopCause"]
+__all__ = ["UNDECIDED_GATE", "BaselineComparison", "PairedScheduler", "StopCause", "stop_note"]
 
 #: Why a target's comparison stopped: its verdict settled, a drawn case had no trial left, or a budget.
 StopCause = Literal["verdict settled", "trials ran out", "budget", "running"]
+
+#: How a gate treats an unsettled comparison (stated in every report and gate line).
+UNDECIDED_GATE = (
+    "undecided never fails the gate: --fail-on regression fails only on a settled regression; an "
+    "undecided comparison is not evidence of no change"
+)
+
+
+def stop_note(body: Mapping[str, Any]) -> str:
+    """What follows why a comparison stopped: which run ran out and what it would take; the gate's undecided.
+
+    >>> stop_note({"verdict": "regression", "ran_out": None})
+    ''
+    >>> stop_note({"verdict": "undecided", "ran_out": {"advice": "more"}, "undecided_gate": "never fails"})
+    ' (more); never fails'
+    """
+    note = f" ({body['ran_out']['advice']})" if body.get("ran_out") else ""
+    if body["verdict"] == "undecided" and "undecided_gate" in body:
+        note += f"; {body['undecided_gate']}"
+    return note
 
 
 @dataclass(frozen=True)
@@ -232,6 +252,9 @@ class PairedScheduler:
             settled = comparison.verdict()
             cause: StopCause = "verdict settled" if settled is not None else target.cause
             low, high = comparison.interval()
+            ran_out = None
+            if cause == "trials ran out" and comparison.ran_out_of is not None:
+                ran_out = self._ran_out(target, *comparison.ran_out_of)
             out[name] = {
                 "verdict": settled or "undecided",
                 "interval": [low, high],
@@ -243,6 +266,27 @@ class PairedScheduler:
                 "trials_fixed_design": sum(self._planned[c] for c in target.cases),
                 "pairs_observed": comparison.observed,
                 "stopped_because": cause,
+                "ran_out": ran_out,
+                "undecided_gate": UNDECIDED_GATE,
                 "baseline": self.comparison.name,
             }
         return out
+
+    def _ran_out(self, target: _Target, run: str, index: int) -> dict[str, Any]:
+        """Which run had no trial left for which case, and what would have let the comparison go on."""
+        case = target.cases[index]
+        baseline_trials = self.comparison.counts[target.name][case][0]
+        planned = self._planned[case]
+        if run == "baseline":
+            advice = (
+                f"the baseline run {self.comparison.name!r} has {baseline_trials} trials of case "
+                f"{case!r} and every one was paired: a baseline with more trials per case (at least "
+                f"twice the {planned} planned here), or a full run without --adaptive compared with "
+                f"trialscore compare, which uses every planned trial"
+            )
+        else:
+            advice = (
+                f"case {case!r} ran all its {planned} planned candidate trials: more trials per case in the "
+                f"suite would let the comparison go on"
+            )
+        return {"run": run, "case": case, "baseline_trials": baseline_trials, "advice": advice}

@@ -331,6 +331,8 @@ def sequential_baseline_gates(
     >>> gate.passed, gate.detail.split(";")[0]
     (False, 'regression: anytime-valid 95% interval [-0.3, -0.1] (alpha 0.05)')
     """
+    from trialscore.runner.adaptive_paired import stop_note
+
     gates, bodies = [], []
     for name, body in comparisons.items():
         bodies.append({"target": name, "sequential": True, **body})
@@ -347,7 +349,7 @@ def sequential_baseline_gates(
                 not (fail_on_regression and body["verdict"] == "regression"),
                 f"{body['verdict']}: anytime-valid {1 - body['alpha']:.0%} interval [{low:.4g}, {high:.4g}] "
                 f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
-                f"{body['stopped_because']}",
+                f"{body['stopped_because']}{stop_note(body)}",
             )
         )
     return gates, bodies

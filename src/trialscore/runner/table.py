@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from trialscore._words import plural
+from trialscore.runner.adaptive_paired import stop_note
 from trialscore.runner.failures import format_usd, print_errors
 from trialscore.runner.orchestrator import RunReport
 from trialscore.terminal import fields_line, fitted_table, verdict
@@ -112,7 +113,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                 f"[bold]{body['verdict']}[/bold]; anytime-valid {1 - body['alpha']:.0%} interval of the mean "
                 f"paired pass-rate difference [{low:.4g}, {high:.4g}] (alpha {body['alpha']:g}, margin "
                 f"{body['margin']:g}); {body['trials_run']} trials run vs {body['trials_fixed_design']} in "
-                f"the fixed design; stopped: {body['stopped_because']}",
+                f"the fixed design; stopped: {body['stopped_because']}{escape(stop_note(body))}",
                 soft_wrap=True,
             )
     print_errors(summary["errors"], console)

@@ -20,15 +20,12 @@ if TYPE_CHECKING:
         resample_histogram,
     )
     from trialscore.stats.compare import (
-        BayesComparison,
         Comparison,
-        beat_probability,
-        compare_bayes,
         compare_clustered,
         compare_paired,
         compare_unpaired,
-        sign_flip_p_value,
     )
+    from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
     from trialscore.stats.intervals import (
         Interval,
         bayes_interval,
@@ -39,13 +36,13 @@ if TYPE_CHECKING:
         normal_quantile,
         proportion_interval,
     )
+    from trialscore.stats.permutation import resplit_test, sign_flip_p_value
+    from trialscore.stats.plan import SampleSizePlan, plan_sample_size
     from trialscore.stats.power import (
-        SampleSizePlan,
         design_power,
         detectable_effect,
         items_needed,
         minimum_detectable_effect,
-        plan_sample_size,
         trials_needed,
     )
     from trialscore.stats.variance import (
@@ -88,6 +85,7 @@ __all__ = [
     "plan_sample_size",
     "proportion_interval",
     "resample_histogram",
+    "resplit_test",
     "sign_flip_p_value",
     "standard_error",
     "trials_needed",
@@ -100,14 +98,15 @@ _HOMES = {
     "bootstrap_interval": "bootstrap",
     "bootstrap_mean_interval": "bootstrap",
     "resample_histogram": "bootstrap",
-    "BayesComparison": "compare",
+    "BayesComparison": "compare_bayes",
     "Comparison": "compare",
-    "beat_probability": "compare",
-    "compare_bayes": "compare",
+    "beat_probability": "compare_bayes",
+    "compare_bayes": "compare_bayes",
     "compare_clustered": "compare",
     "compare_paired": "compare",
     "compare_unpaired": "compare",
-    "sign_flip_p_value": "compare",
+    "resplit_test": "permutation",
+    "sign_flip_p_value": "permutation",
     "Interval": "intervals",
     "bayes_interval": "intervals",
     "bounded_mean_interval": "intervals",
@@ -116,12 +115,12 @@ _HOMES = {
     "mean_interval": "intervals",
     "normal_quantile": "intervals",
     "proportion_interval": "intervals",
-    "SampleSizePlan": "power",
+    "SampleSizePlan": "plan",
     "design_power": "power",
     "detectable_effect": "power",
     "items_needed": "power",
     "minimum_detectable_effect": "power",
-    "plan_sample_size": "power",
+    "plan_sample_size": "plan",
     "trials_needed": "power",
     "ClusteredStandardError": "variance",
     "VarianceDecomposition": "variance",

@@ -1,87 +1,69 @@
-r"""Is the change real?  Paired, unpaired and Bayes@N comparisons of two runs.
+r"""Is the change real?  Paired, clustered and unpaired comparisons of two runs.
 
 **Paired** (:func:`compare_paired`, both runs on the same items): with
 :math:`d_i = s^{B}_i - s^{A}_i` the per-item difference of any bank estimator
 (candidate ``B`` minus baseline ``A``) over the ``m`` items present in both runs,
-the test is the paired t-test with :math:`m - 1` degrees of freedom on a
-standard error floored by trial noise:
+two tests answer two questions (``estimand``, stated in every result):
 
-.. math::
+* ``"population"`` (the default): the mean change over a population of items like
+  these.  The paired t-test with :math:`m - 1` degrees of freedom on a standard
+  error floored by trial noise:
 
-    \hat\delta = \bar d, \qquad
-    \mathrm{SE}^2 = \frac{\max\bigl(s_d^2,\ \max(\bar v^A, \bar v^B)\bigr)}{m}, \qquad
-    \hat\delta \pm t_{m-1}^{-1}(1 - \alpha/2)\,\mathrm{SE},
+  .. math::
 
-with :math:`s_d^2` the sample variance of the :math:`d_i` and :math:`\bar v` a
-run's mean over the compared items of :math:`v_i`, the sampling variance of
-the item's estimate from its :math:`n_i` trials.  For 0/1 trials with
-:math:`c_i` passes, :math:`v_i` is the variance of the estimator under
-:math:`\mathrm{Binomial}(n_i, \tilde p_i)` at the Jeffreys plug-in
-:math:`\tilde p_i = (c_i + 1/2)/(n_i + 1)`, times :math:`(n_i+1)/(n_i+2)`; for
-``avg`` this is exactly the Jeffreys posterior mean of :math:`p_i(1-p_i)/n_i`,
-:math:`(c_i+\tfrac12)(n_i-c_i+\tfrac12)/((n_i+1)(n_i+2)\,n_i)`, positive even
-for a saturated item (:math:`c_i = n_i`).  For graded scores :math:`v_i` is the
-item's unbiased trial variance over :math:`n_i` (0 for one trial).  The floor
-says the difference of two runs is never more certain than the noisier run's
-own score: finitely many trials never give a zero-width interval, and two
-items whose differences agree do not make a significant verdict.  The floor
-uses the noisier run rather than the sum of both, because under "no
-difference" the sum equals the expected :math:`s_d^2` and flooring by it would
-make the test conservative (measured: false-positive rate 2.4% instead of 5%
-on 20 U-shaped items with one trial).
+      \hat\delta = \bar d, \qquad
+      \mathrm{SE}^2 = \frac{\max\bigl(s_d^2,\ \tfrac18(\bar v^A + \bar v^B)\bigr)}{m}, \qquad
+      \hat\delta \pm t_{m-1}^{-1}(1 - \alpha/2)\,\mathrm{SE},
 
-The verdict is read off that interval (stated in every result):
-``identical`` when every compared item scores the same in both runs;
-otherwise ``improvement`` when the interval lies above 0, ``regression``
-when it lies below 0, else ``within_noise``.  ``p_value`` is the same test's
-two-sided p-value :math:`2F_{t_{m-1}}(-|\hat\delta|/\mathrm{SE})`, so
+  with :math:`s_d^2` the sample variance of the :math:`d_i` and :math:`\bar v` a
+  run's mean over the compared items of :math:`v_i`, the sampling variance of the
+  item's estimate from its :math:`n_i` trials.  For 0/1 trials with :math:`c_i`
+  passes, :math:`v_i` is the variance of the estimator under
+  :math:`\mathrm{Binomial}(n_i, \tilde p_i)` at the Jeffreys plug-in
+  :math:`\tilde p_i = (c_i + 1/2)/(n_i + 1)`, times :math:`(n_i+1)/(n_i+2)`; for
+  ``avg`` this is exactly the Jeffreys posterior mean of :math:`p_i(1-p_i)/n_i`,
+  :math:`(c_i+\tfrac12)(n_i-c_i+\tfrac12)/((n_i+1)(n_i+2)\,n_i)`, positive even for
+  a saturated item.  For graded scores :math:`v_i` is the item's unbiased trial
+  variance over :math:`n_i` (0 for one trial).  Under "no difference" and no
+  between-item spread of the changes, :math:`\mathbb{E}[s_d^2] = \bar v^A + \bar v^B`;
+  the floor, an eighth of that, binds only when the differences spread far less than
+  trial noise alone makes them, so finitely many trials never give a zero-width
+  interval, while the test keeps the paired t-test's error rate and power with equal
+  or unequal trial counts (docs/stats.md: a floor at the noisier run's noise, the
+  rule before, cost 3-7 points of power with 10 trials against 3).
+* ``"items"``: did *these* items' pass rates change?  The re-split permutation test
+  of :mod:`trialscore.stats.permutation` (0/1 trials): exact for any number of
+  items and trials, and more powerful with few items of several trials each.
+
+The verdict is read off the interval (stated in every result): ``identical`` when
+every compared item scores the same in both runs; otherwise ``improvement`` when
+the interval lies above 0, ``regression`` when it lies below 0, else
+``within_noise``.  ``p_value`` is the same test's two-sided p-value, so
 :math:`p < \alpha` exactly when the interval excludes 0, and the minimum
-detectable effect at 80% power is that of this t-test
-(:func:`trialscore.stats.power.detectable_effect`).  The normal approximation
-:math:`2\Phi(-|\hat\delta|/\mathrm{SE})` is reported beside it.
-
-The paired sign-flip permutation test is available on its own
-(:func:`sign_flip_p_value`) and its p-value is reported as an extra
-(``p_value_sign_flip``), never the verdict's rule: on tied, discrete
-differences it is conservative.  Under "no difference" each :math:`d_i` is as
-likely to be :math:`-d_i`, so :math:`p = P(|\sum_i \epsilon_i d_i| \ge |\sum_i d_i|)`
-over independent random signs :math:`\epsilon_i`.  Items with equal
-:math:`|d_i|` are interchangeable, so the number of positive signs in each
-group of equal :math:`|d_i|` is :math:`\mathrm{Binomial}(\text{group size}, 1/2)`;
-the p-value is exact (enumerating every combination of group counts) while
-there are at most ``2**20`` combinations, and otherwise a seeded Monte Carlo
-estimate :math:`(1 + \#\{|T^*| \ge |T|\}) / (1 + B)` from ``B`` random sign
-patterns.  Items present in only one run are listed in the result, never
-silently dropped.
+detectable effect at 80% power is that of this test.  A difference of scores in
+[0, 1] lies in [-1, 1]: intervals are clipped there (``interval.clipped_to`` and a
+note say so), and a design whose MDE exceeds 1 has ``mde=None`` and a note "too
+few items to test".  The sign-flip p-value
+(:func:`~trialscore.stats.permutation.sign_flip_p_value`) is reported as an extra,
+never the verdict's rule: on tied, discrete differences it is conservative.  Items
+present in only one run are listed in the result, never silently dropped.
 
 **Clustered** (:func:`compare_clustered`, the same items grouped in ``G``
 clusters): :math:`\hat\delta = \bar d` with the cluster-robust SE of the
-:math:`d_i` (:func:`~trialscore.stats.clustered_standard_error`), interval
-:math:`\hat\delta \pm t_{G-1}^{-1}(1 - \alpha/2)\,\mathrm{SE}` and the
-two-sided t-test at :math:`G - 1` degrees of freedom behind the verdict, so the
-verdict and the interval always agree.
+:math:`d_i` (:func:`~trialscore.stats.clustered_standard_error`) under the same
+floor, interval :math:`\hat\delta \pm t_{G-1}^{-1}(1 - \alpha/2)\,\mathrm{SE}` and the
+two-sided t-test at :math:`G - 1` degrees of freedom behind the verdict.
 
 **Unpaired** (:func:`compare_unpaired`, different item sets): Welch's
-t-interval and test on the two sets of per-item values; the verdict is read
-off the interval in the same way.
-
-**Bayes@N** (:func:`compare_bayes`): the decision rule of Hariri et al. (2025,
-sec. 2.9): with posterior means and sds :math:`(\mu, \sigma)` of both runs,
-:math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2}`, the probability
-that B ranks above A is :math:`\Phi(z)`, and B is declared better when
-:math:`z \ge \Phi^{-1}(\gamma)` (worse when :math:`z \le -\Phi^{-1}(\gamma)`)
-with :math:`\gamma = 1 - \alpha/2` per direction, so that ``alpha`` is the
-total two-sided error, as in the paired test.  Whether the two
-:math:`1 - \alpha` credible intervals overlap (the paper's visual criterion,
-stricter) is reported too.
+t-interval and test on the two sets of per-item values, each run's variance
+floored by its mean trial noise; the verdict is read off the interval in the same
+way.  Bayes@N comparisons are in :mod:`trialscore.stats.compare_bayes`.
 
 References
 ----------
 Student (W. S. Gosset), "The probable error of a mean", Biometrika 6 (1908);
 H. Jeffreys, *Theory of Probability* (1961), for the Beta(1/2, 1/2) prior;
-E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640 (2024);
-M. Hariri et al., "Don't Pass@k: A Bayesian Framework for Large Language Model
-Evaluation", arXiv:2510.04265 (2025).
+E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640 (2024).
 """
 
 from __future__ import annotations
@@ -89,164 +71,63 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 
 from trialscore._record import Record
-from trialscore._validate import check_integer, check_probability, check_values
+from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.core._kernels import Tau
-from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
-from trialscore.core.estimators import avg, bayes, estimator_by_name, item_scores
+from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
-from trialscore.stats._noise import trial_noise_variances
-from trialscore.stats.intervals import Interval, bayes_interval, clustered_interval
-from trialscore.stats.power import detectable_effect
+from trialscore.stats._pairing import Items, Run, matched, run_items
+from trialscore.stats.intervals import Interval, clustered_interval
+from trialscore.stats.permutation import resplit_test, sign_flip_p_value
+from trialscore.stats.power import bounded_effect
 
 __all__ = [
-    "BayesComparison",
+    "ESTIMANDS",
     "Comparison",
-    "beat_probability",
-    "compare_bayes",
+    "Run",
     "compare_clustered",
     "compare_paired",
     "compare_unpaired",
-    "sign_flip_p_value",
 ]
 
 FloatArray = NDArray[np.float64]
-Run = Mapping[Hashable, Sequence[float]] | ArrayLike | Bank
-
-#: Enumerate sign-count combinations exactly up to this many; sample beyond.
-EXACT_LIMIT = 1 << 20
 
 #: Power at which the minimum detectable effect is quoted.
 MDE_POWER = 0.8
 
+#: Degrees of freedom standing for the normal reference of the re-split test's MDE.
+NORMAL_DF = 10**6
 
-def _group_magnitudes(differences: FloatArray) -> tuple[FloatArray, NDArray[np.int64], NDArray[np.int64]]:
-    """Distinct non-zero ``|d|``, how many items have each, and how many of those are positive."""
-    nonzero = differences[differences != 0]
-    magnitudes, inverse, sizes = np.unique(np.abs(nonzero), return_inverse=True, return_counts=True)
-    positive = np.bincount(inverse.ravel(), weights=nonzero > 0, minlength=magnitudes.size)
-    return magnitudes, sizes.astype(np.int64), positive.astype(np.int64)
+#: The SE floor is this share of the variance trial noise alone gives a difference (both runs' noise).
+FLOOR_SHARE = 0.125
 
+#: An unpaired run's variance of its item values is floored at this share of its mean trial noise.
+UNPAIRED_FLOOR_SHARE = 0.5
 
-def _half_binomial_pmf(size: int) -> FloatArray:
-    """P(J = j) for J ~ Binomial(size, 1/2), j = 0..size, from log-gamma.
+#: What each paired test answers (``Comparison.estimand``), by the ``estimand`` argument.
+ESTIMANDS = {
+    "population": "population: the mean change over items like these (items are a sample)",
+    "items": "these items: did these items' pass rates change (the items are fixed)",
+}
 
-    Relative error below 1e-13 up to size 100 and about 3e-9 at size 10**6;
-    no overflow, and no underflow to 0 while the probability is a normal double.
-    """
-    j = np.arange(size + 1)
-    pmf: FloatArray = np.exp(
-        _scipy.gammaln(size + 1) - _scipy.gammaln(j + 1) - _scipy.gammaln(size - j + 1) - size * math.log(2.0)
-    )
-    return pmf
+#: Below this many paired items the floored t-test's error rate depends on the items (docs/stats.md).
+FEW_ITEMS = 20
 
-
-def sign_flip_p_value(
-    differences: ArrayLike, permutations: int = 10_000, seed: int = 0, exact_limit: int = EXACT_LIMIT
-) -> tuple[float, str]:
-    r"""Two-sided paired sign-flip permutation p-value of ``sum(differences)``, and how it was computed.
-
-    Exact when the groups of equal ``|d|`` allow at most ``exact_limit``
-    combinations of positive-sign counts, else a Monte Carlo estimate from
-    ``permutations`` seeded sign patterns (see the module docstring).
-
-    >>> sign_flip_p_value([0.5, 0.25, 0.25, 1.0])
-    (0.125, 'exact sign-flip (4 non-zero differences, 12 sign-count combinations)')
-    """
-    d = check_values(differences, "differences", 1)
-    magnitudes, sizes, positive = _group_magnitudes(d)
-    if magnitudes.size == 0:
-        return 1.0, "exact sign-flip (every difference is 0)"
-    steps = [
-        magnitude * (2 * np.arange(size + 1) - size)
-        for magnitude, size in zip(magnitudes, sizes, strict=True)
-    ]
-    observed = abs(float(sum(step[j] for step, j in zip(steps, positive, strict=True))))
-    tolerance = 1e-10 * float(magnitudes @ sizes)
-    combinations = math.prod(int(size) + 1 for size in sizes)
-    items = int(sizes.sum())
-    if combinations <= check_integer(exact_limit, "exact_limit", 1):
-        totals = np.zeros(1)
-        weights = np.ones(1)
-        for step, size in zip(steps, sizes, strict=True):
-            totals = (totals[:, None] + step[None, :]).ravel()
-            weights = (weights[:, None] * _half_binomial_pmf(int(size))[None, :]).ravel()
-        p = float(weights[np.abs(totals) >= observed - tolerance].sum())
-        label = f"exact sign-flip ({items} non-zero differences, {combinations} sign-count combinations)"
-        return min(p, 1.0), label
-    permutations = check_integer(permutations, "permutations", 1)
-    rng = np.random.default_rng(check_integer(seed, "seed", 0))
-    flips = rng.binomial(sizes, 0.5, size=(permutations, sizes.size))
-    totals = (2 * flips - sizes) @ magnitudes
-    extreme = int(np.count_nonzero(np.abs(totals) >= observed - tolerance))
-    p = (1 + extreme) / (1 + permutations)
-    label = f"monte carlo sign-flip ({items} non-zero differences, {permutations} sign patterns, seed {seed})"
-    return p, label
+#: Measured false-positive rates of the floored paired t-test at alpha 0.05 with few items (lowest,
+#: highest over five item populations and 1/1, 5/5, 10/3 and 3/10 trials, 10,000 replications each;
+#: tests/stats/test_compare_simulation.py): items -> (lowest, highest).
+SMALL_SUITE_RATES = {5: (0.0001, 0.05), 10: (0.0042, 0.0608)}
 
 
-def _graded_items(rows: object, name: str) -> tuple[FloatArray, FloatArray] | None:
-    """Item means and unbiased trial variances over n of graded ``avg`` scores; None for 0/1 outcomes."""
-    if is_ragged(rows):
-        data = [
-            check_values(row, f"{name}[{i}]", 1) for i, row in enumerate(cast("Sequence[ArrayLike]", rows))
-        ]
-        if all(np.isin(row, (0.0, 1.0)).all() for row in data):
-            return None
-        means = np.array([row.mean() for row in data])
-        noise = np.array([row.var(ddof=1) / row.size if row.size > 1 else 0.0 for row in data])
-        return means, noise
-    matrix = checked_matrix(rows, name).astype(np.float64)  # type: ignore[arg-type]
-    if np.isin(matrix, (0.0, 1.0)).all():
-        return None
-    trials = matrix.shape[1]
-    noise = matrix.var(axis=1, ddof=1) / trials if trials > 1 else np.zeros(matrix.shape[0])
-    return matrix.mean(axis=1), noise
-
-
-def _per_item_values(
-    rows: object, metric: str, k: int | None, tau: Tau | None, name: str
-) -> tuple[FloatArray, FloatArray]:
-    """Per-item values of ``metric`` and their trial-noise variances ``v_i``."""
-    if estimator_by_name(metric) is avg and not isinstance(rows, Bank):
-        graded = _graded_items(rows, name)
-        if graded is not None:
-            return graded
-    bank = as_bank(rows, name)  # type: ignore[arg-type]
-    return item_scores(bank, metric, k, tau), trial_noise_variances(bank, metric, k, tau)
-
-
-def _run_items(
-    run: Run, ids: Sequence[Hashable] | None, metric: str, k: int | None, tau: Tau | None, name: str
-) -> tuple[list[Hashable] | None, FloatArray, FloatArray]:
-    if isinstance(run, Mapping):
-        if ids is not None:
-            raise EvaluationError(f"ids_{name} must be None when {name} is a mapping: its keys are the ids")
-        if not run:
-            raise EvaluationError(f"{name} must hold at least one item; got an empty mapping")
-        keys: list[Hashable] | None = list(run.keys())
-        values, noise = _per_item_values([list(row) for row in run.values()], metric, k, tau, name)
-    else:
-        values, noise = _per_item_values(run, metric, k, tau, name)
-        if ids is None and isinstance(run, Bank) and run.ids is not None:
-            ids = run.ids.tolist()
-        keys = None if ids is None else list(ids)
-        if keys is not None and len(keys) != values.size:
-            raise EvaluationError(
-                f"ids_{name} must hold one id per item; got {len(keys)} ids for {values.size} items"
-            )
-    if keys is not None:
-        seen: set[Hashable] = set()
-        for key in keys:
-            if key in seen:
-                raise EvaluationError(f"item ids of {name} must be unique; got {key!r} more than once")
-            seen.add(key)
-    return keys, values, noise
+def _floor(noise_a: FloatArray, noise_b: FloatArray) -> float:
+    """The least variance of one difference: ``FLOOR_SHARE`` of both runs' mean trial noise."""
+    return FLOOR_SHARE * (float(noise_a.mean()) + float(noise_b.mean()))
 
 
 @dataclass(frozen=True)
@@ -255,10 +136,14 @@ class Comparison(Record):
 
     ``delta = candidate - baseline`` on the compared items; ``interval`` is
     the confidence interval of ``delta`` at level ``1 - alpha`` from the same
-    test as ``p_value`` and ``verdict``; ``mde`` the smallest true change that
-    test detects with 80% power.  Paired comparisons also report ``se_floor``
-    (the trial-noise floor of the SE) and, unless ``permutations=0``, the
-    sign-flip permutation p-value as an extra that the verdict does not use.
+    test as ``p_value`` and ``verdict`` (clipped to [-1, 1] for scores in [0, 1],
+    and then ``interval.clipped_to`` says so); ``mde`` the smallest true change that
+    test detects with 80% power, None when no change of a score in [0, 1] reaches
+    that power (then a note says the group has too few items to test).  ``estimand``
+    says what the test answers (:data:`ESTIMANDS`); ``notes`` are the caveats the
+    output should print.  Paired comparisons also report ``se_floor`` (the
+    trial-noise floor of the SE) and, unless ``permutations=0``, the sign-flip
+    permutation p-value as an extra that the verdict does not use.
     """
 
     design: str
@@ -272,7 +157,7 @@ class Comparison(Record):
     p_value: float
     p_value_method: str
     p_value_normal: float
-    mde: float
+    mde: float | None
     alpha: float
     verdict: str
     rule: str
@@ -284,6 +169,8 @@ class Comparison(Record):
     se_floor: float | None = None
     p_value_sign_flip: float | None = None
     sign_flip_method: str | None = None
+    estimand: str = ESTIMANDS["population"]
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         unmatched = ""
@@ -292,10 +179,11 @@ class Comparison(Record):
                 f"; {len(self.only_in_baseline)} items only in baseline, "
                 f"{len(self.only_in_candidate)} only in candidate"
             )
+        mde = "none below 1" if self.mde is None else f"{self.mde:.3g}"
         return (
             f"{self.verdict}: {self.metric} {self.baseline:.4g} -> {self.candidate:.4g}, "
             f"delta {self.delta:+.4g} [{self.interval.low:+.4g}, {self.interval.high:+.4g}], "
-            f"p={self.p_value:.3g} ({self.p_value_method}), MDE {self.mde:.3g}{unmatched}"
+            f"p={self.p_value:.3g} ({self.p_value_method}), MDE {mde}{unmatched}"
         )
 
 
@@ -322,6 +210,52 @@ def _normal_p(delta: float, se: float) -> float:
     return float(2 * _scipy.ndtr(-abs(delta) / se))
 
 
+def _in_unit(*arrays: FloatArray) -> bool:
+    """True when every per-item value lies in [0, 1] (then a difference lies in [-1, 1])."""
+    return all(bool(np.all((values >= 0.0) & (values <= 1.0))) for values in arrays)
+
+
+def _bounded(
+    delta: float, half_low: float, half_high: float, alpha: float, method: str, n: int, se: float, unit: bool
+) -> Interval:
+    """The interval ``[delta - half_low, delta + half_high]``, clipped to [-1, 1] for scores in [0, 1]."""
+    low, high = delta - half_low, delta + half_high
+    clipped = unit and (low < -1.0 or high > 1.0)
+    if clipped:
+        low, high = max(low, -1.0), min(high, 1.0)
+    return Interval(delta, low, high, 1 - alpha, method, n, se, (-1.0, 1.0) if clipped else None)
+
+
+def _notes(interval: Interval, mde: float | None, items: int, unit: bool) -> tuple[str, ...]:
+    """What the output must say beside the verdict: clipping, too few items to test."""
+    notes = []
+    if interval.clipped_to is not None:
+        notes.append("interval clipped to [-1, 1]: a difference of scores in [0, 1] lies there")
+    if unit and mde is None:
+        notes.append(
+            f"too few items to test: with {items} items no change of a score in [0, 1] is detected "
+            f"with {MDE_POWER:.0%} power (its minimum detectable effect exceeds 1)"
+        )
+    return tuple(notes)
+
+
+def _few_items_note(items: int) -> tuple[str, ...]:
+    """The measured error rate of the floored t-test below ``FEW_ITEMS`` items."""
+    if items >= FEW_ITEMS:
+        return ()
+    measured = max((size for size in SMALL_SUITE_RATES if size <= items), default=None)
+    if measured is None:
+        rate = f"not measured below {min(SMALL_SUITE_RATES)} items"
+    else:
+        low, high = SMALL_SUITE_RATES[measured]
+        rate = f"measured {low:.2%}-{high:.2%} at alpha 0.05 with {measured} items, mostly conservative"
+    return (
+        f"few items ({items}, under {FEW_ITEMS}): the t-test's false-positive rate depends on the items' "
+        f"pass rates ({rate}; docs/stats.md); estimand='items' (compare --estimand items), the exact "
+        f"test of these items, is more powerful when each item has several trials",
+    )
+
+
 def compare_paired(
     baseline: Run,
     candidate: Run,
@@ -334,6 +268,7 @@ def compare_paired(
     alpha: float = 0.05,
     permutations: int = 10_000,
     seed: int = 0,
+    estimand: str = "population",
 ) -> Comparison:
     """Paired comparison of two runs on the same items (formulas in the module docstring).
 
@@ -341,14 +276,20 @@ def compare_paired(
     outcome lists, or a mapping ``{item_id: outcomes}``.  Items are matched by
     id (mapping keys, or ``ids_baseline`` / ``ids_candidate``), else by
     position.  ``metric`` is any bank estimator (``"avg"`` also takes graded
-    scores).  The verdict is read off the floored paired-t interval; the
-    sign-flip p-value (``permutations`` seeded sign patterns when exact
-    enumeration is too large) is reported beside it, and ``permutations=0``
-    skips it.  Two items whose differences agree get an interval from trial
-    noise, never a zero-width one:
+    scores).
+
+    ``estimand="population"`` (the default): the verdict is read off the floored
+    paired-t interval; the sign-flip p-value (``permutations`` seeded sign patterns
+    when exact enumeration is too large) is reported beside it, and ``permutations=0``
+    skips it.  ``estimand="items"``: the re-split permutation test of these items
+    (:func:`~trialscore.stats.permutation.resplit_test`, 0/1 trials only) with
+    ``permutations`` seeded re-splits gives the p-value, the interval and the verdict.
+
+    Two items whose differences agree get an interval from trial noise, never a
+    zero-width one, and never outside [-1, 1]:
 
     >>> print(compare_paired([[1, 1, 0, 0, 0]] * 2, [[1, 1, 1, 0, 0]] * 2).interval)
-    0.2 [-1.634, 2.034] (95% paired t, n=2)
+    0.2 [-0.717, 1] (95% paired t, n=2, clipped to [-1, 1])
 
     >>> old = {"q1": [1, 1, 1, 0], "q2": [1, 0, 0, 0], "q3": [1, 1, 1, 1], "q4": [0, 1, 1, 1]}
     >>> new = {"q1": [1, 1, 0, 0], "q2": [0, 0, 0, 0], "q3": [1, 1, 1, 1], "q5": [1, 1, 1, 1]}
@@ -356,81 +297,130 @@ def compare_paired(
     >>> result.verdict, result.paired_items, result.only_in_baseline, result.only_in_candidate
     ('within_noise', 3, ('q4',), ('q5',))
     >>> round(result.delta, 4), round(result.p_value, 3), result.p_value_sign_flip
-    (-0.1667, 0.265, 0.5)
+    (-0.1667, 0.184, 0.5)
     """
     alpha = check_probability(alpha, "alpha")
     permutations = check_integer(permutations, "permutations", 0)
-    keys_a, values_a, noise_a = _run_items(baseline, ids_baseline, metric, k, tau, "baseline")
-    keys_b, values_b, noise_b = _run_items(candidate, ids_candidate, metric, k, tau, "candidate")
-    only_a: tuple[Hashable, ...] = ()
-    only_b: tuple[Hashable, ...] = ()
-    if keys_a is None and keys_b is None:
-        if values_a.size != values_b.size:
-            raise EvaluationError(
-                f"baseline and candidate must have the same number of items to pair them by position; "
-                f"got {values_a.size} and {values_b.size} (give item ids, or use compare_unpaired)"
-            )
-        paired_a, paired_b = values_a, values_b
-    elif keys_a is None or keys_b is None:
-        raise EvaluationError("item ids must be given for both runs or for neither")
-    else:
-        position_b = {key: index for index, key in enumerate(keys_b)}
-        matched = [(index, position_b[key]) for index, key in enumerate(keys_a) if key in position_b]
-        only_a = tuple(key for key in keys_a if key not in position_b)
-        common = set(keys_a)
-        only_b = tuple(key for key in keys_b if key not in common)
-        rows_a = np.array([pair[0] for pair in matched], dtype=np.int64)
-        rows_b = np.array([pair[1] for pair in matched], dtype=np.int64)
-        paired_a, paired_b = values_a[rows_a], values_b[rows_b]
-        noise_a, noise_b = noise_a[rows_a], noise_b[rows_b]
-    if paired_a.size < 2:
+    estimand = check_choice(estimand, "estimand", {name: name for name in ESTIMANDS})
+    a = run_items(baseline, ids_baseline, metric, k, tau, "baseline")
+    b = run_items(candidate, ids_candidate, metric, k, tau, "candidate")
+    rows_a, rows_b, only_a, only_b = matched(a, b)
+    if rows_a.size < 2:
         raise InsufficientDataError(
             f"baseline and candidate must share at least 2 items for a paired comparison; "
-            f"got {paired_a.size} (use compare_unpaired for different item sets)",
+            f"got {rows_a.size} (use compare_unpaired for different item sets)",
             unit="items",
             needed=2,
-            got=int(paired_a.size),
+            got=int(rows_a.size),
         )
+    paired_a, paired_b = a.values[rows_a], b.values[rows_b]
     differences = paired_b - paired_a
     items = int(differences.size)
+    unit = _in_unit(paired_a, paired_b)
+    shared: dict[str, Any] = {
+        "metric": str(metric),
+        "k": k,
+        "baseline": float(paired_a.mean()),
+        "candidate": float(paired_b.mean()),
+        "alpha": alpha,
+        "items_baseline": int(a.values.size),
+        "items_candidate": int(b.values.size),
+        "paired_items": items,
+        "only_in_baseline": only_a,
+        "only_in_candidate": only_b,
+        "estimand": ESTIMANDS[estimand],
+    }
+    identical = bool(np.all(differences == 0))
+    if estimand == "items":
+        return _these_items(a, b, rows_a, rows_b, metric, k, tau, identical, shared, permutations, seed)
     delta = float(differences.mean())
     spread = float(differences.var(ddof=1))
-    floor = max(float(noise_a.mean()), float(noise_b.mean()))
+    floor = _floor(a.noise[rows_a], b.noise[rows_b])
     se = math.sqrt(max(spread, floor) / items)
     df = items - 1
     half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
-    interval = Interval(delta, delta - half, delta + half, 1 - alpha, "paired t", items, se)
-    test = "paired t-test (df = items - 1) with the SE floored by the noisier run's trial noise"
+    interval = _bounded(delta, half, half, alpha, "paired t", items, se, unit)
+    test = f"paired t-test (df = items - 1) with the SE floored at {FLOOR_SHARE:g} of both runs' trial noise"
     method = f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")")
     p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
     sign_flip, sign_flip_method = (
         sign_flip_p_value(differences, permutations, seed) if permutations else (None, None)
     )
-    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test)
+    verdict, rule = _verdict(interval, identical, test)
+    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
     return Comparison(
         design="paired",
-        metric=str(metric),
-        k=k,
-        baseline=float(paired_a.mean()),
-        candidate=float(paired_b.mean()),
         delta=delta,
         se=se,
         interval=interval,
         p_value=p_value,
         p_value_method=method,
         p_value_normal=_normal_p(delta, se),
-        mde=detectable_effect(se, df, alpha, MDE_POWER),
-        alpha=alpha,
+        mde=mde,
         verdict=verdict,
         rule=rule,
-        items_baseline=int(values_a.size),
-        items_candidate=int(values_b.size),
-        paired_items=items,
-        only_in_baseline=only_a,
-        only_in_candidate=only_b,
         se_floor=math.sqrt(floor / items),
         p_value_sign_flip=sign_flip,
         sign_flip_method=sign_flip_method,
+        notes=_notes(interval, mde, items, unit) + _few_items_note(items),
+        **shared,
+    )
+
+
+def _these_items(
+    a: Items,
+    b: Items,
+    rows_a: NDArray[np.int64],
+    rows_b: NDArray[np.int64],
+    metric: str,
+    k: int | None,
+    tau: Tau | None,
+    identical: bool,
+    shared: dict[str, Any],
+    permutations: int,
+    seed: int,
+) -> Comparison:
+    """The paired comparison for these items: the re-split permutation test (0/1 trials)."""
+    for name, run in (("baseline", a), ("candidate", b)):
+        if run.bank is None:
+            raise EvaluationError(
+                f"estimand='items' re-splits 0/1 trials between the runs; {name} holds graded scores"
+            )
+    bank_a, bank_b = cast("Bank", a.bank), cast("Bank", b.bank)
+    alpha = float(shared["alpha"])
+    test = resplit_test(
+        bank_a.n[rows_a],
+        bank_a.c[rows_a],
+        bank_b.n[rows_b],
+        bank_b.c[rows_b],
+        metric,
+        k,
+        tau,
+        alpha=alpha,
+        permutations=permutations,
+        seed=seed,
+    )
+    items = int(rows_a.size)
+    clipped = test.low == -1.0 or test.high == 1.0
+    interval = Interval(
+        test.delta, test.low, test.high, 1 - alpha, "re-split permutation", items, test.sd,
+        (-1.0, 1.0) if clipped else None,
+    )  # fmt: skip
+    verdict, rule = _verdict(interval, identical, test.method)
+    mde = bounded_effect(test.sd, NORMAL_DF, alpha, MDE_POWER, 1.0)
+    return Comparison(
+        design="paired, these items",
+        delta=test.delta,
+        se=test.sd,
+        interval=interval,
+        p_value=test.p_value,
+        p_value_method=test.method,
+        p_value_normal=_normal_p(test.delta, test.sd),
+        mde=mde,
+        verdict=verdict,
+        rule=rule,
+        notes=_notes(interval, mde, items, True),
+        **shared,
     )
 
 
@@ -448,43 +438,53 @@ def compare_unpaired(
     .. math::
 
         \hat\delta = \bar s_B - \bar s_A, \qquad
-        \mathrm{SE} = \sqrt{s_A^2/m_A + s_B^2/m_B}, \qquad
-        \nu = \frac{\mathrm{SE}^4}{\frac{(s_A^2/m_A)^2}{m_A - 1} + \frac{(s_B^2/m_B)^2}{m_B - 1}}
+        \mathrm{SE} = \sqrt{\tilde s_A^2/m_A + \tilde s_B^2/m_B}, \qquad
+        \nu = \mathrm{SE}^4 \Big/ \Bigl(\frac{(\tilde s_A^2/m_A)^2}{m_A - 1}
+              + \frac{(\tilde s_B^2/m_B)^2}{m_B - 1}\Bigr)
 
-    ``identical`` here means both runs have the same multiset of per-item
-    values.
+    with :math:`\tilde s^2 = \max(s^2, \bar v / 2)`, each run's sample variance of its
+    per-item values floored by half its mean trial noise :math:`\bar v` (defined as in
+    :func:`compare_paired`; the values' variance is at least :math:`\bar v` in
+    expectation): one trial an item with no spread does not make a difference exact.
+    While the spreads are above the floors this is Welch's test
+    (``scipy.stats.ttest_ind(equal_var=False)``).  ``identical`` here means both
+    runs have the same multiset of per-item values.
 
     >>> result = compare_unpaired([[1, 1], [1, 0], [1, 1]], [[0, 0], [1, 0], [0, 0], [0, 1]])
     >>> result.verdict, round(result.delta, 4), round(result.p_value, 4)
     ('within_noise', -0.5833, 0.0513)
+    >>> print(compare_unpaired([[1], [1]], [[0], [0]]).interval)
+    -1 [-1, 0.07566] (95% welch t, n=4, clipped to [-1, 1])
     """
     alpha = check_probability(alpha, "alpha")
-    _, values_a, _ = _run_items(baseline, None, metric, k, tau, "baseline")
-    _, values_b, _ = _run_items(candidate, None, metric, k, tau, "candidate")
-    for name, values in (("baseline", values_a), ("candidate", values_b)):
-        if values.size < 2:
+    a = run_items(baseline, None, metric, k, tau, "baseline")
+    b = run_items(candidate, None, metric, k, tau, "candidate")
+    for name, run in (("baseline", a), ("candidate", b)):
+        if run.values.size < 2:
             raise InsufficientDataError(
-                f"{name} must hold at least 2 items for an unpaired comparison; got {values.size}",
+                f"{name} must hold at least 2 items for an unpaired comparison; got {run.values.size}",
                 unit="items",
                 needed=2,
-                got=int(values.size),
+                got=int(run.values.size),
             )
-    share_a = float(values_a.var(ddof=1)) / values_a.size
-    share_b = float(values_b.var(ddof=1)) / values_b.size
+    values_a, values_b = a.values, b.values
+    share_a = max(float(values_a.var(ddof=1)), UNPAIRED_FLOOR_SHARE * float(a.noise.mean())) / values_a.size
+    share_b = max(float(values_b.var(ddof=1)), UNPAIRED_FLOOR_SHARE * float(b.noise.mean())) / values_b.size
     se = math.sqrt(share_a + share_b)
     delta = float(values_b.mean() - values_a.mean())
+    unit = _in_unit(values_a, values_b)
     if se > 0:
         df = se**4 / (share_a**2 / (values_a.size - 1) + share_b**2 / (values_b.size - 1))
         half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
         p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se))
-        mde = detectable_effect(se, df, alpha, MDE_POWER)
-    else:
+        mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
+    else:  # graded scores, every one equal within each run
         half, p_value, mde = 0.0, (1.0 if delta == 0 else 0.0), 0.0
-    interval = Interval(
-        delta, delta - half, delta + half, 1 - alpha, "welch t", int(values_a.size + values_b.size), se
-    )
+    interval = _bounded(delta, half, half, alpha, "welch t", int(values_a.size + values_b.size), se, unit)
     identical = values_a.size == values_b.size and bool(np.array_equal(np.sort(values_a), np.sort(values_b)))
-    verdict, rule = _verdict(interval, identical, "Welch t-test")
+    verdict, rule = _verdict(
+        interval, identical, "Welch t-test, each run's variance floored by its trial noise"
+    )
     return Comparison(
         design="unpaired",
         metric=str(metric),
@@ -506,114 +506,8 @@ def compare_unpaired(
         items_baseline=int(values_a.size),
         items_candidate=int(values_b.size),
         paired_items=0,
+        notes=_notes(interval, mde, int(min(values_a.size, values_b.size)), unit),
     )
-
-
-@dataclass(frozen=True)
-class BayesComparison(Record):
-    """Bayes@N comparison of two runs with the decision rule of Hariri et al. (2025).
-
-    ``probability`` is the posterior probability (normal approximation) that
-    the candidate's true score is above the baseline's; ``alpha`` the total
-    two-sided error and ``confidence`` the per-direction ``gamma = 1 - alpha/2``.
-    """
-
-    baseline: Interval
-    candidate: Interval
-    delta: float
-    sigma: float
-    z: float
-    probability: float
-    alpha: float
-    confidence: float
-    intervals_overlap: bool
-    verdict: str
-    rule: str
-
-    def __str__(self) -> str:
-        return (
-            f"{self.verdict}: Bayes@N {self.baseline.estimate:.4g} -> {self.candidate.estimate:.4g}, "
-            f"z={self.z:+.3g}, P(candidate better)={self.probability:.3g}"
-        )
-
-
-def compare_bayes(
-    baseline: ArrayLike | Bank,
-    candidate: ArrayLike | Bank,
-    w: ArrayLike | None = None,
-    *,
-    prior_baseline: ArrayLike | None = None,
-    prior_candidate: ArrayLike | None = None,
-    alpha: float = 0.05,
-) -> BayesComparison:
-    r"""Bayes@N comparison of two runs with the paper's z-score decision rule at total error ``alpha``.
-
-    B is better when :math:`z = (\mu_B - \mu_A)/\sqrt{\sigma_A^2 + \sigma_B^2} \ge \Phi^{-1}(\gamma)`,
-    worse when :math:`z \le -\Phi^{-1}(\gamma)`, with :math:`\gamma = 1 - \alpha/2`:
-    ``alpha`` is the total two-sided error (1.96 at 0.05, not the paper's
-    one-sided 1.645, which flags up to twice ``alpha`` of equal runs).  The
-    runs' credible intervals (:func:`~trialscore.stats.bayes_interval`) are at
-    level ``1 - alpha``.
-
-    ``w`` are the category weights of :func:`trialscore.core.estimators.bayes`;
-    ``prior_*`` the optional prior outcomes ``R0`` of each run.  The verdict
-    is ``identical`` when both posteriors have the same mean and sd.
-
-    >>> result = compare_bayes([[1, 1, 1, 0]] * 30, [[1, 0, 0, 0]] * 30)
-    >>> result.verdict, round(result.z, 2), result.intervals_overlap, result.confidence
-    ('regression', -7.25, False, 0.975)
-    """
-    alpha = check_probability(alpha, "alpha")
-    confidence = 1.0 - alpha / 2.0
-    first = bayes_interval(baseline, w, prior_baseline, 1.0 - alpha)
-    second = bayes_interval(candidate, w, prior_candidate, 1.0 - alpha)
-    delta = second.estimate - first.estimate
-    sigma = math.hypot(first.se or 0.0, second.se or 0.0)
-    if sigma > 0:
-        z = delta / sigma
-    else:
-        z = 0.0 if delta == 0 else math.copysign(math.inf, delta)
-    threshold = float(_scipy.ndtri(confidence))
-    rule = (
-        f"identical if both posteriors have the same mean and sd; improvement if z >= {threshold:.4g}, "
-        f"regression if z <= {-threshold:.4g} (z = delta / sqrt(sigma_a^2 + sigma_b^2), threshold "
-        f"Phi^-1(1 - alpha/2) at total two-sided alpha = {alpha:g}, Hariri et al. 2025), else within_noise"
-    )
-    if delta == 0 and first.se == second.se:
-        verdict = "identical"
-    elif z >= threshold:
-        verdict = "improvement"
-    elif z <= -threshold:
-        verdict = "regression"
-    else:
-        verdict = "within_noise"
-    overlap = first.low <= second.high and second.low <= first.high
-    return BayesComparison(
-        first, second, delta, sigma, z, float(_scipy.ndtr(z)), alpha, confidence, overlap, verdict, rule
-    )
-
-
-def beat_probability(
-    better: Run, worse: Run, metric: str = "avg", k: int | None = None, tau: Tau | None = None
-) -> float:
-    r"""The probability that ``better`` truly scores above ``worse`` on their shared items.
-
-    For Bayes@N it is the posterior probability of :func:`compare_bayes`,
-    :math:`\Phi(z)`; for any other metric the normal approximation of the paired
-    per-item differences of :func:`compare_paired`, :math:`\Phi(\hat\delta / \widehat{SE})`
-    (0, 1/2 or 1 when the floored SE is 0).  Runs are paired as :func:`compare_paired` pairs them.
-
-    >>> round(beat_probability([[1, 1, 1, 0]] * 30, [[1, 0, 0, 0]] * 30, "bayes"), 4)
-    1.0
-    >>> round(beat_probability([[1, 1, 0, 1, 0]] * 4, [[1, 0, 0, 1, 0]] * 4), 3)
-    0.975
-    """
-    if estimator_by_name(metric) is bayes:
-        return compare_bayes(worse, better).probability  # type: ignore[arg-type]
-    result = compare_paired(worse, better, metric, k, tau, permutations=0)
-    if result.se == 0:
-        return 1.0 if result.delta > 0 else 0.0 if result.delta < 0 else 0.5
-    return float(_scipy.ndtr(result.delta / result.se))
 
 
 def compare_clustered(
@@ -635,22 +529,22 @@ def compare_clustered(
     shared item id to its cluster key.  The verdict reads the two-sided
     cluster-robust t-test at ``G - 1`` degrees of freedom, read off the
     interval that test inverts (so the two always agree).  The clustered SE is
-    floored by the noisier run's trial noise, as in :func:`compare_paired`.
+    floored by trial noise, as in :func:`compare_paired`.
 
     >>> old = {"q1": [1, 1], "q2": [1, 0], "q3": [0, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
     >>> new = {"q1": [1, 1], "q2": [1, 1], "q3": [1, 0], "q4": [1, 1], "q5": [0, 1], "q6": [1, 1]}
     >>> passage = {"q1": "a", "q2": "a", "q3": "b", "q4": "b", "q5": "c", "q6": "c"}
     >>> result = compare_clustered(old, new, passage)
     >>> result.verdict, round(result.delta, 4), round(result.se, 4), round(result.p_value, 3)
-    ('within_noise', 0.1667, 0.1049, 0.253)
+    ('within_noise', 0.1667, 0.0833, 0.184)
     """
     alpha = check_probability(alpha, "alpha")
-    keys_a, values_a, noise_a = _run_items(baseline, ids_baseline, metric, k, tau, "baseline")
-    keys_b, values_b, noise_b = _run_items(candidate, ids_candidate, metric, k, tau, "candidate")
-    if keys_a is None or keys_b is None:
+    a = run_items(baseline, ids_baseline, metric, k, tau, "baseline")
+    b = run_items(candidate, ids_candidate, metric, k, tau, "candidate")
+    if a.keys is None or b.keys is None:
         raise EvaluationError("compare_clustered needs item ids for both runs to look up each item's cluster")
-    position_b = {key: index for index, key in enumerate(keys_b)}
-    shared = [key for key in keys_a if key in position_b]
+    rows_a, rows_b, only_a, only_b = matched(a, b)
+    shared = [a.keys[row] for row in rows_a.tolist()]
     missing = [key for key in shared if key not in clusters]
     if missing:
         raise EvaluationError(
@@ -663,29 +557,20 @@ def compare_clustered(
             needed=2,
             got=len(shared),
         )
-    position_a = {key: index for index, key in enumerate(keys_a)}
-    rows_a = [position_a[key] for key in shared]
-    rows_b = [position_b[key] for key in shared]
-    paired_a, paired_b = values_a[rows_a], values_b[rows_b]
+    paired_a, paired_b = a.values[rows_a], b.values[rows_b]
     differences = paired_b - paired_a
     keys = [clusters[key] for key in shared]
-    # The same trial-noise floor as compare_paired: never more certain than the noisier run's own score.
-    floor = math.sqrt(max(float(noise_a[rows_a].mean()), float(noise_b[rows_b].mean())) / len(shared))
+    # The same trial-noise floor as compare_paired.
+    floor = math.sqrt(_floor(a.noise[rows_a], b.noise[rows_b]) / len(shared))
     clustered = clustered_interval(differences, keys, 1 - alpha, se_floor=floor)
-    interval = Interval(
-        clustered.estimate,
-        clustered.low,
-        clustered.high,
-        clustered.level,
-        f"paired {clustered.method}",
-        clustered.n,
-        clustered.se,
-    )
-    delta, se, df = interval.estimate, float(interval.se or 0.0), len(set(keys)) - 1
+    unit = _in_unit(paired_a, paired_b)
+    delta, se, df = clustered.estimate, float(clustered.se or 0.0), len(set(keys)) - 1
+    half = clustered.high - delta
+    interval = _bounded(delta, half, half, alpha, f"paired {clustered.method}", clustered.n, se, unit)
     p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
     test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
     verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test)
-    shared_set = set(shared)
+    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf) if se > 0 else 0.0
     return Comparison(
         design="paired, clustered",
         metric=str(metric),
@@ -698,14 +583,15 @@ def compare_clustered(
         p_value=p_value,
         p_value_method=test,
         p_value_normal=_normal_p(delta, se),
-        mde=detectable_effect(se, df, alpha, MDE_POWER) if se > 0 else 0.0,
+        mde=mde,
         alpha=alpha,
         verdict=verdict,
         rule=rule,
-        items_baseline=int(values_a.size),
-        items_candidate=int(values_b.size),
+        items_baseline=int(a.values.size),
+        items_candidate=int(b.values.size),
         paired_items=len(shared),
-        only_in_baseline=tuple(key for key in keys_a if key not in position_b),
-        only_in_candidate=tuple(key for key in keys_b if key not in shared_set),
+        only_in_baseline=only_a,
+        only_in_candidate=only_b,
         se_floor=floor,
+        notes=_notes(interval, mde, df + 1, unit),
     )

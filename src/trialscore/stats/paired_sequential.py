@@ -325,6 +325,8 @@ class SequentialComparison:
         self._next = 0
         self.observed = 0  #: draws observed (voided ones left out)
         self.ran_out = False  #: a draw found its case without a trial left: the comparison has ended
+        #: which run had no trial left for the drawn case ("baseline" or "candidate"), and the case
+        self.ran_out_of: tuple[str, int] | None = None
 
     def _limits(self, counts: Sequence[int] | None, name: str) -> list[float]:
         if counts is None:
@@ -380,7 +382,9 @@ class SequentialComparison:
         block = self._block(case, pi[case])
         made = Draw(self._made, case, g_bar - g[case] * weights[case], weights[case], low, high, block)
         if block == 0:
-            self.ran_out = True
+            if not self.ran_out:
+                run = "baseline" if self._unused[case] < 1 else "candidate"
+                self.ran_out, self.ran_out_of = True, (run, case)
             return made
         self._unused[case] -= block
         self._left[case] -= 1

@@ -31,30 +31,7 @@ the power below the target no number of trials is enough and only more items
 help.  (The trial-noise floor of ``compare_paired``'s SE is not modelled: it
 binds only when the differences spread less than trial noise alone explains.)
 
-**A change of delta in either direction.**  A pass rate's trials are noisier
-the nearer it is to 1/2, so the plan takes the direction in which the
-candidate's within-item variance is larger; with items' rates :math:`p_i`
-moved by :math:`\pm\delta` it is
-
-.. math::
-
-    \sigma_B^2 = \overline{p_i(1-p_i)} \pm \delta\,(1 - 2\bar p) - \delta^2 .
-
-Where the components come from (each plan states them, and its ``test``):
-
-* ``pass_rate=p`` alone: homogeneous items, every item at ``p``;
-  :math:`\sigma_A^2 = p(1-p)`, :math:`\sigma_B^2 = q(1-q)` with
-  :math:`q = p \pm \delta` the noisier of the two within [0, 1], between-item
-  variance of the rates 0, and :math:`\omega^2` as given (default 0: every
-  item moves by delta);
-* one pilot run (0/1 outcomes, at least 2 trials per item): :math:`\sigma_A^2`
-  the mean unbiased within-item variance, :math:`\tau^2` (between-item variance
-  of the rates) the variance of the item means minus its trial noise,
-  :math:`\sigma_B^2` from the shift formula above in the noisier direction,
-  the candidate's :math:`\tau^2` equal to the pilot's, :math:`\omega^2` as given
-  (default 0); a graded pilot takes :math:`\sigma_B^2 = \sigma_A^2`;
-* a paired pilot (two runs on the same items): every component estimated, as
-  in :func:`trialscore.stats.variance.decompose_variance`.
+The plans built on these are in :mod:`trialscore.stats.plan`.
 
 Reference
 ---------
@@ -66,28 +43,18 @@ Sciences*, 2nd ed. (1988), ch. 2 (power of the t-test).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
 
-import numpy as np
-from numpy.typing import ArrayLike
-
-from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
-from trialscore._words import plural
-from trialscore.core.bank import Bank, checked_matrix, is_ragged
-from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
-from trialscore.stats.variance import item_moments
 
 __all__ = [
     "PAIRED_TEST",
-    "SampleSizePlan",
+    "bounded_effect",
     "design_power",
     "detectable_effect",
     "items_needed",
     "minimum_detectable_effect",
-    "plan_sample_size",
     "trials_needed",
 ]
 
@@ -155,6 +122,21 @@ def detectable_effect(se: float, df: float, alpha: float = 0.05, power: float = 
     alpha = check_probability(alpha, "alpha")
     power = check_probability(power, "power")
     return _noncentrality_needed(df, alpha, power) * se
+
+
+def bounded_effect(
+    se: float, df: float, alpha: float = 0.05, power: float = 0.8, limit: float = 1.0
+) -> float | None:
+    """:func:`detectable_effect`, or None when it exceeds ``limit``: no possible change reaches the power.
+
+    A difference of pass rates lies in [-1, 1], so an MDE above 1 means the design
+    cannot detect any change (two items, t with one degree of freedom).
+
+    >>> round(bounded_effect(0.1, 50), 3), bounded_effect(0.5, 1) is None
+    (0.286, True)
+    """
+    effect = detectable_effect(se, df, alpha, power)
+    return None if effect > limit else effect
 
 
 def _se(items: int, trials: int, between: float, within: float) -> float:
@@ -255,254 +237,3 @@ def trials_needed(
     while trials > 1 and _power_at(delta, _se(items, trials - 1, between, within), items, alpha) >= target:
         trials -= 1
     return trials
-
-
-@dataclass(frozen=True)
-class SampleSizePlan(Record):
-    """A design for detecting ``delta``: items, trials, the power it reaches and its MDE.
-
-    ``test`` names the test the power is computed for; ``within_baseline`` and
-    ``within_candidate`` are the two runs' per-trial within-item variances
-    (``within`` is their sum), ``between_baseline`` and ``between_candidate``
-    the variances of the items' true rates in each run, ``between`` the
-    variance over items of the true differences, and ``direction`` which
-    change (``"decrease"``, ``"increase"`` or ``"as in the paired pilot"``)
-    the plan assumed.  ``trials`` is None (and ``feasible`` False) when no
-    number of trials reaches the power with the given items;
-    ``achieved_power`` and ``mde`` are then those of unlimited trials, and
-    ``note`` says how many items would do.
-    """
-
-    delta: float
-    alpha: float
-    target_power: float
-    between: float
-    within: float
-    items: int
-    trials: int | None
-    achieved_power: float
-    mde: float
-    feasible: bool
-    source: str
-    note: str
-    test: str
-    direction: str
-    within_baseline: float
-    within_candidate: float
-    between_baseline: float
-    between_candidate: float
-
-    def variances(self) -> str:
-        """The variance components the plan assumed, as one line."""
-        return (
-            f"within-item per trial: baseline {self.within_baseline:.4g}, "
-            f"candidate {self.within_candidate:.4g}; "
-            f"between items (true rates): baseline {self.between_baseline:.4g}, "
-            f"candidate {self.between_candidate:.4g}; between items (true differences) {self.between:.4g}"
-        )
-
-    def __str__(self) -> str:
-        return self.note
-
-
-@dataclass(frozen=True)
-class _Components:
-    within_baseline: float
-    within_candidate: float
-    between_baseline: float
-    between_candidate: float
-    between: float
-    trials: int
-    direction: str
-    source: str
-
-
-def _noisier_shift(mean: float, within: float, delta: float) -> tuple[float, str]:
-    """Candidate's per-trial variance when every rate moves by +-delta: the noisier feasible direction."""
-    options = []
-    for sign, name in ((-1.0, "decrease"), (1.0, "increase")):
-        if 0.0 <= mean + sign * delta <= 1.0:
-            options.append((within + sign * delta * (1 - 2 * mean) - delta**2, name))
-    if not options:
-        raise EvaluationError(
-            f"pass_rate +- delta must lie in [0, 1] for at least one sign; "
-            f"got pass_rate={mean:g}, delta={delta:g}"
-        )
-    variance, name = max(options, key=lambda option: option[0])
-    return max(variance, 0.0), name
-
-
-def _is_binary(R: ArrayLike | Bank) -> bool:
-    if isinstance(R, Bank) or is_ragged(R):
-        return True
-    matrix = checked_matrix(R, "pilot")
-    return bool(np.isin(matrix, (0, 1)).all())
-
-
-def _rate_spread(means: np.ndarray, within: np.ndarray, trials: np.ndarray) -> float:
-    """Between-item variance of the true rates: item means' variance minus their trial noise, floored at 0."""
-    return max(float(means.var(ddof=1)) - float(np.mean(within / trials)), 0.0)
-
-
-def _from_pass_rate(p: float, delta: float, between: float | None) -> _Components:
-    if not 0 <= p <= 1:
-        raise EvaluationError(f"pass_rate must lie in [0, 1]; got pass_rate={p:g}")
-    within_b, direction = _noisier_shift(p, p * (1 - p), delta)
-    omega = 0.0 if between is None else _check_variance(between, "between")
-    q = p - delta if direction == "decrease" else p + delta
-    source = (
-        f"pass rate {p:g} -> {q:g} (the noisier direction of a change of {delta:g}); homogeneous items: "
-        f"every item at the pass rate, between-item variance of the rates 0; between-item variance of "
-        f"the differences {'assumed ' if between is None else ''}{omega:g}"
-        + (" (every item moves by delta)" if omega == 0 else "")
-    )
-    return _Components(p * (1 - p), within_b, 0.0, 0.0, omega, 1, direction, source)
-
-
-def _from_pilot(
-    pilot: ArrayLike | Bank, candidate: ArrayLike | Bank | None, delta: float, between: float | None
-) -> _Components:
-    means, within, trials = item_moments(pilot)
-    if means.size < 2:
-        raise InsufficientDataError(
-            f"pilot must hold at least 2 items to estimate the between-item variance; got {means.size}",
-            unit="pilot items",
-            needed=2,
-            got=int(means.size),
-        )
-    tau = _rate_spread(means, within, trials)
-    sigma = float(within.mean())
-    default_trials = round(float(trials.mean()))
-    if candidate is None:
-        omega = 0.0 if between is None else _check_variance(between, "between")
-        if _is_binary(pilot):
-            sigma_b, direction = _noisier_shift(float(means.mean()), sigma, delta)
-            how = f"its rates moved by {delta:g} in the noisier direction ({direction})"
-        else:
-            sigma_b, direction = sigma, "either (graded scores: equal trial variance assumed)"
-            how = "the same trial variance as the pilot (graded scores)"
-        source = (
-            f"one pilot run of {plural(means.size, 'item')} x {plural(default_trials, 'trial')}: its "
-            "within-item and "
-            f"between-item variances estimated; the candidate has the same between-item variance and "
-            f"{how}; between-item variance of the differences "
-            f"{'assumed ' if between is None else ''}{omega:g}"
-        )
-        return _Components(sigma, sigma_b, tau, tau, omega, default_trials, direction, source)
-    if between is not None:
-        raise EvaluationError("between must be None with a paired pilot; it is estimated from the two runs")
-    other_means, other_within, other_trials = item_moments(candidate)
-    if other_means.size != means.size:
-        raise EvaluationError(
-            f"pilot_candidate must hold the same items as pilot, in the same order; "
-            f"got {other_means.size} items for {means.size}"
-        )
-    differences = other_means - means
-    noise = float(np.mean(within / trials + other_within / other_trials))
-    omega = max(float(differences.var(ddof=1)) - noise, 0.0)
-    source = f"paired pilot of {means.size} items: every variance component estimated from the two runs"
-    return _Components(
-        sigma,
-        float(other_within.mean()),
-        tau,
-        _rate_spread(other_means, other_within, other_trials),
-        omega,
-        default_trials,
-        "as in the paired pilot",
-        source,
-    )
-
-
-def plan_sample_size(
-    delta: float,
-    *,
-    pass_rate: float | None = None,
-    pilot: ArrayLike | Bank | None = None,
-    pilot_candidate: ArrayLike | Bank | None = None,
-    between: float | None = None,
-    items: int | None = None,
-    trials: int | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> SampleSizePlan:
-    """Items and trials the paired t-test needs to detect a change of ``delta`` in either direction.
-
-    Give exactly one of ``pass_rate`` (the baseline's expected pass rate) or
-    ``pilot`` (a pilot run; add ``pilot_candidate`` for a paired pilot of two
-    runs); the sign of ``delta`` is ignored (the noisier direction decides,
-    see the module docstring).  Then:
-
-    * neither ``items`` nor ``trials``: the items needed with ``trials`` =
-      the pilot's trials per item (1 for a pass rate);
-    * ``trials`` only: the items needed;
-    * ``items`` only: the trials needed (None if no number suffices);
-    * both: the power and MDE of that design.
-
-    >>> plan = plan_sample_size(0.1, pass_rate=0.7, trials=5)
-    >>> plan.items, plan.trials, plan.direction, round(plan.achieved_power, 3)
-    (73, 5, 'decrease', 0.802)
-    >>> plan_sample_size(0.1, pass_rate=0.6, items=100).trials
-    4
-    """
-    size = _check_delta(delta)
-    alpha = check_probability(alpha, "alpha")
-    target = check_probability(power, "power")
-    if (pass_rate is None) == (pilot is None):
-        raise EvaluationError("give exactly one of pass_rate or pilot; got both or neither")
-    if pass_rate is not None:
-        if pilot_candidate is not None:
-            raise EvaluationError("pilot_candidate needs pilot; got pilot_candidate with pass_rate")
-        parts = _from_pass_rate(check_real(pass_rate, "pass_rate"), size, between)
-    else:
-        parts = _from_pilot(pilot, pilot_candidate, size, between)  # type: ignore[arg-type]
-    omega = parts.between
-    sigma2 = parts.within_baseline + parts.within_candidate
-    if items is None:
-        trials = parts.trials if trials is None else check_integer(trials, "trials", 1)
-        items = items_needed(size, trials=trials, between=omega, within=sigma2, alpha=alpha, power=target)
-    elif trials is None:
-        items = check_integer(items, "items", 2)
-        trials = trials_needed(size, items=items, between=omega, within=sigma2, alpha=alpha, power=target)
-    else:
-        items = check_integer(items, "items", 2)
-        trials = check_integer(trials, "trials", 1)
-    shared: dict[str, Any] = {
-        "delta": size,
-        "alpha": alpha,
-        "target_power": target,
-        "between": omega,
-        "within": sigma2,
-        "items": items,
-        "source": parts.source,
-        "test": PAIRED_TEST,
-        "direction": parts.direction,
-        "within_baseline": parts.within_baseline,
-        "within_candidate": parts.within_candidate,
-        "between_baseline": parts.between_baseline,
-        "between_candidate": parts.between_candidate,
-    }
-    if trials is None:
-        floor = detectable_effect(math.sqrt(omega / items), items - 1, alpha, target)
-        enough = items_needed(
-            size, trials=parts.trials, between=omega, within=sigma2, alpha=alpha, power=target
-        )
-        note = (
-            f"No number of trials detects delta={size:g} with {items} items: between-item variance "
-            f"alone sets the MDE at {floor:.4g}. Add items: {enough} items at {parts.trials} "
-            f"trials each reach the power."
-        )
-        achieved = _power_at(size, math.sqrt(omega / items), items, alpha)
-        return SampleSizePlan(
-            **shared, trials=None, achieved_power=achieved, mde=floor, feasible=False, note=note
-        )
-    se = _se(items, trials, omega, sigma2)
-    achieved = _power_at(size, se, items, alpha)
-    mde = detectable_effect(se, items - 1, alpha, target)
-    note = (
-        f"{plural(items, 'item')} x {plural(trials, 'trial')}: power {achieved:.1%} to detect a "
-        f"{parts.direction} of "
-        f"{size:g} at alpha={alpha:g} with the paired t-test (MDE {mde:.4g} at {target:.0%} power)."
-    )
-    return SampleSizePlan(
-        **shared, trials=trials, achieved_power=achieved, mde=mde, feasible=achieved >= target, note=note
-    )

@@ -38,7 +38,11 @@ change) and it is judged at ``alpha``.  With ``R >= 3`` each is judged at ``alph
 (Bonferroni), so the chance that a history with no trend and no change is called improving or
 declining is at most ``alpha``; tests/stats/test_stats_trend.py checks it in simulation.
 The verdict is the direction of the trend when the trend test rejects, else of the change when
-that rejects, else ``stable``.
+that rejects, else ``stable``.  Beside it, each test's minimum detectable effect at 80% power
+(:func:`~trialscore.stats.power.detectable_effect` of its SE at its level and degrees of freedom):
+``slope_mdd``, the smallest drift per run the trend test finds 4 times in 5, and ``change_mdd`` the
+smallest one-off change at the latest run; ``stable`` next to an MDD of 0.08 per run says little
+about a drift of 0.02.
 
 >>> import numpy as np
 >>> rng = np.random.default_rng(1)
@@ -48,6 +52,8 @@ that rejects, else ``stable``.
 >>> result = history_trend(runs, ids)
 >>> result.verdict, result.design, result.slope < 0, result.slope_p < 0.025
 ('declining', 'paired', True, True)
+>>> round(result.slope_mdd, 4), round(result.change_mdd, 4)  # drift per run, one-off change: 80% power
+(0.0262, 0.0999)
 """
 
 from __future__ import annotations
@@ -63,6 +69,7 @@ from trialscore._record import Record
 from trialscore.core.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
+from trialscore.stats.power import bounded_effect
 
 __all__ = ["HistoryTrend", "history_trend"]
 
@@ -89,6 +96,8 @@ class HistoryTrend(Record):
     alpha_each: float
     verdict: str
     rule: str
+    slope_mdd: float | None = None
+    change_mdd: float | None = None
 
 
 def _p_value(estimate: float, se: float, df: int) -> float:
@@ -97,9 +106,16 @@ def _p_value(estimate: float, se: float, df: int) -> float:
     return float(2 * _scipy.stdtr(df, -abs(estimate) / se))
 
 
+def _mdd(se: float, df: int, alpha: float) -> float | None:
+    """The test's minimum detectable effect at 80% power, None when no pass-rate change reaches it."""
+    if se == 0 or not math.isfinite(se):
+        return None
+    return bounded_effect(se, max(df, 1), alpha, 0.8, 1.0)
+
+
 def _paired(
     banks: Sequence[Bank], ids: Sequence[Sequence[Hashable]]
-) -> tuple[int, tuple[float, float, float], tuple[float, float, float]] | None:
+) -> tuple[int, tuple[float, float, float, int], tuple[float, float, float, int]] | None:
     """(items, slope test, change test) on the items' own pass rates; None when too few items pair."""
     latest = len(banks) - 1
     table: dict[Hashable, dict[int, tuple[int, int]]] = {}
@@ -131,15 +147,17 @@ def _paired(
     for values, noise_terms in ((slopes, slope_noise), (changes, change_noise)):
         m = len(values)
         if m < 2:
-            tests.append((0.0, math.inf, 1.0))
+            tests.append((0.0, math.inf, 1.0, 1))
             continue
         estimate = math.fsum(values) / m
         se = max(float(np.std(values, ddof=1)) / math.sqrt(m), math.sqrt(math.fsum(noise_terms)) / m)
-        tests.append((estimate, se, _p_value(estimate, se, m - 1)))
+        tests.append((estimate, se, _p_value(estimate, se, m - 1), m - 1))
     return len(slopes), tests[0], tests[1]
 
 
-def _unpaired(banks: Sequence[Bank]) -> tuple[int, tuple[float, float, float], tuple[float, float, float]]:
+def _unpaired(
+    banks: Sequence[Bank],
+) -> tuple[int, tuple[float, float, float, int], tuple[float, float, float, int]]:
     """(items of the latest run, slope test, change test) on the run means, weighted least squares."""
     means, variances = [], []
     for bank in banks:
@@ -167,8 +185,8 @@ def _unpaired(banks: Sequence[Bank]) -> tuple[int, tuple[float, float, float], t
     df = max(1, min(int((bank.n > 0).sum()) for bank in banks) - 1)
     return (
         items,
-        (slope, slope_se, _p_value(slope, slope_se, df)),
-        (change, change_se, _p_value(change, change_se, df)),
+        (slope, slope_se, _p_value(slope, slope_se, df), df),
+        (change, change_se, _p_value(change, change_se, df), df),
     )
 
 
@@ -214,7 +232,9 @@ def history_trend(
                 )
         paired = _paired(banks, names)  # type: ignore[arg-type]
     design = "paired" if paired is not None else "unpaired"
-    items, (slope, slope_se, slope_p), (change, change_se, change_p) = paired or _unpaired(banks)
+    items, (slope, slope_se, slope_p, slope_df), (change, change_se, change_p, change_df) = (
+        paired or _unpaired(banks)
+    )
     each = alpha if len(banks) == 2 else alpha / 2
     verdict = "stable"
     if slope_p < each and slope != 0:
@@ -240,4 +260,6 @@ def history_trend(
         alpha_each=each,
         verdict=verdict,
         rule=rule,
+        slope_mdd=_mdd(slope_se, slope_df, each),
+        change_mdd=_mdd(change_se, change_df, each),
     )
