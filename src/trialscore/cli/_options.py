@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import typer
 from rich.markup import escape
 
-from trialscore.cli._app import EXIT_BAD_INPUT, errors
+from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_STORE_FAILED, errors
 from trialscore.core.metrics import metric_names
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, StoreError
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -219,12 +219,16 @@ def reading_options(*, clusters: bool = True) -> Callable[[Callable[..., R]], Ca
 
 @contextmanager
 def bad_input() -> Iterator[None]:
-    """Turn bad input into ``error: ...`` on stderr and exit code 2."""
+    """Turn bad input into ``error: ...`` on stderr and exit code 2, and a run store that cannot be
+    read or written into ``error: store ...`` (its message says what to do) and exit code 74."""
     try:
         yield
     except EvaluationError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except StoreError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_STORE_FAILED) from exc
 
 
 def split(text: str | None) -> list[str]:

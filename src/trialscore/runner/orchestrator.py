@@ -813,7 +813,7 @@ def _stopped(error: StoreError, run_id: str, path: Path, store: TrialStore) -> S
     except StoreError:
         kept = "the trials committed before are kept"
     return StoreError(
-        f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
+        f"{error}; the run stopped; {kept}; once the store is fixed, resume with: "
         f"{_resume_command(run_id, path)}"
     )
 
