@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 if TYPE_CHECKING:
     from trialscore.runner.graders.base import Grader
@@ -37,7 +37,9 @@ __all__ = [
     "GraderKind",
     "GraderSite",
     "GraderSpecBase",
+    "Label",
     "Loc",
+    "OneLine",
     "Problem",
     "Spec",
     "TargetKind",
@@ -52,6 +54,23 @@ Loc = tuple[str | int, ...]
 NonNegative = Annotated[float, Field(ge=0.0)]
 Positive = Annotated[float, Field(gt=0.0)]
 Name = Annotated[str, Field(min_length=1)]
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError(
+            "must be on one line (no line break): results name it on one line, and reading them "
+            "refuses a line break (often an unbalanced quote)"
+        )
+    if value and not value.strip():
+        raise ValueError("must not be blank (only spaces): results need a name to tell it apart")
+    return value
+
+
+#: Text results carry as a name (a category): on one line.
+OneLine = Annotated[str, AfterValidator(_one_line)]
+#: A name results carry (a case id, a target): non-empty and on one line.
+Label = Annotated[str, Field(min_length=1), AfterValidator(_one_line)]
 
 
 @dataclass(frozen=True)
@@ -112,7 +131,7 @@ class TargetSpecBase(Spec):
     budget when a trial is leased to a worker (see docs/runner.md).
     """
 
-    name: Name
+    name: Label
     judge_only: StrictBool = False
     max_concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
     max_cost_usd: Positive | None = None

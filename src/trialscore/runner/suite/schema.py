@@ -34,9 +34,11 @@ from trialscore.runner.registry import (
     GRADERS,
     TARGETS,
     GraderSpecBase,
+    Label,
     Loc,
     Name,
     NonNegative,
+    OneLine,
     Positive,
     Problem,
     Spec,
@@ -163,11 +165,11 @@ class CaseExecution(Spec):
 class CaseSpec(Spec):
     """One eval case: ``input`` (or ``prompt``), ``expected``, ``category``, ``tags`` and ``graders``."""
 
-    id: Name
+    id: Label
     input: str | dict[str, Any] | list[Any] | None = None
     prompt: str | None = None
     expected: Any = None
-    category: str | None = None
+    category: OneLine | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     graders: tuple[GraderSpec, ...] | None = None
