@@ -13,14 +13,12 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.media import can_mount, copy_files, run_commands
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
 
@@ -147,83 +145,27 @@ def test_run_on_a_damaged_store_stops_before_any_trial(stored: Path, tmp_path: P
 # ---------------------------------------------------------------- read-only media
 
 
-def can_mount() -> bool:
-    """True when this process may mount a tmpfs in a mount namespace of its own (``unshare``)."""
-    if shutil.which("unshare") is None:
-        return False
-    probe = subprocess.run(
-        ["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt && mount -o remount,ro /mnt"],
-        capture_output=True,
-    )
-    return probe.returncode == 0
+def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
+    """Each command's (exit status, output) on read-only ``media`` holding a copy of ``source``'s files.
 
-
-READ_ONLY_SCRIPT = r"""
-set -e
-mount -t tmpfs -o size=16m tmpfs "$MEDIA"
-cp "$SOURCE"* "$MEDIA"/
-mount -o remount,ro "$MEDIA"
-if touch "$MEDIA/probe" 2>/dev/null; then echo "the media is writable" >&2; exit 99; fi
-for command in "$@"; do
-  echo "@@@ command"
-  eval "$command" && echo "--- exit 0" || echo "--- exit $?"
-done
-"""
-
-
-@contextlib.contextmanager
-def read_only_media(tmp_path: Path) -> Iterator[Path]:
-    """A folder in which the test's commands see a read-only filesystem.
-
-    A real read-only tmpfs, remounted ``ro`` in a mount namespace of the commands' own (so root is
+    A real read-only tmpfs (remounted ``ro`` in a mount namespace of the commands' own, so root is
     refused too); else, for a user other than root, a file and folder without write permission.
     """
-    media = tmp_path / "media"
-    media.mkdir()
     if can_mount():
-        yield media
-        return
-    if os.geteuid() == 0:
-        pytest.skip("cannot mount here and permission bits do not stop root: no read-only media to test")
-    yield media
-
-
-def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
-    """Each command's (exit status, output) on read-only ``media`` holding a copy of ``source``'s files."""
-    base = [sys.executable, "-m", "trialscore"]
-    lines = [" ".join(_quote(part) for part in [*base, *command]) + " 2>&1" for command in commands.values()]
-    if can_mount():
-        process = subprocess.run(
-            ["unshare", "-rm", "sh", "-c", READ_ONLY_SCRIPT, "sh", *lines],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env={**os.environ, "MEDIA": str(media), "SOURCE": str(source)},
+        setup = (
+            f"mount -t tmpfs -o size=16m tmpfs {media}\ncp {source}* {media}/\nmount -o remount,ro {media}"
         )
-        assert process.returncode == 0, process.stderr
-        text = process.stdout
-    else:  # a user other than root: file and folder without write permission
-        for path in source.parent.glob(source.name + "*"):
-            shutil.copy(path, media / path.name)
-        for path in [*media.iterdir(), media]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-        try:
-            chunks = []
-            for line in lines:
-                done = subprocess.run(["sh", "-c", line], capture_output=True, text=True, timeout=120)
-                chunks.append(f"@@@ command\n{done.stdout}--- exit {done.returncode}\n")
-            text = "".join(chunks)
-        finally:
-            media.chmod(0o755)
-    out: dict[str, tuple[int, str]] = {}
-    for block, name in zip(text.split("@@@ command\n")[1:], commands, strict=True):
-        body, _, status = block.rpartition("--- exit ")
-        out[name] = (int(status), body)
-    return out
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
+        setup += f'\nif touch {media}/probe 2>/dev/null; then echo "the media is writable" >&2; exit 99; fi'
+        return run_commands(commands, setup, namespace=True)
+    if os.geteuid() == 0:
+        pytest.skip("cannot mount here, and permission bits do not stop root: no read-only media to test")
+    copy_files(source, media)
+    for path in [*media.iterdir(), media]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        return run_commands(commands, "", namespace=False)
+    finally:
+        media.chmod(0o755)
 
 
 @pytest.mark.parametrize("wal", [False, True], ids=["closed", "with-wal"])
@@ -248,12 +190,13 @@ def test_every_reading_command_reads_a_store_on_read_only_media(
         assert source.with_name("store.sqlite-wal").stat().st_size > 0
     out = tmp_path / "out"
     out.mkdir()
-    with read_only_media(tmp_path) as media:
-        store = media / "store.sqlite"
-        commands = {command: arguments(command, store, out) for command in READERS}
-        commands["runs json"] = ["runs", "--store", str(store), "-f", "json"]
-        commands["run"] = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(out / "run")]
-        results = run_on_read_only(media, source, commands)
+    media = tmp_path / "media"
+    media.mkdir()
+    store = media / "store.sqlite"
+    commands = {command: arguments(command, store, out) for command in READERS}
+    commands["runs json"] = ["runs", "--store", str(store), "-f", "json"]
+    commands["run"] = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(out / "run")]
+    results = run_on_read_only(media, source, commands)
     if wal:
         writer.close()
     for command, (status, text) in results.items():

@@ -562,7 +562,7 @@ def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
 
     from rich.console import Console
 
-    from trialscore.errors import EvaluationError
+    from trialscore.errors import OutputError
     from trialscore.runner.orchestrator import RunOptions, run_suite
     from trialscore.runner.outputs import write_outputs
     from trialscore.runner.suite import load_suite
@@ -587,7 +587,7 @@ def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, hard))
     try:
-        with pytest.raises(EvaluationError, match="cannot write the run's files"):
+        with pytest.raises(OutputError, match="cannot write the run's files"):
             write_outputs(report, out)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))

@@ -10,6 +10,7 @@ from trialscore.terminal import stderr_console, stdout_console
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_CANT_CREATE",
     "EXIT_GATE_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_GRADED",
@@ -26,6 +27,9 @@ EXIT_GATE_FAILED = 1
 EXIT_BAD_INPUT = 2
 #: Exit status of a completed run none of whose trials could be graded (every trial errored).
 EXIT_NOTHING_GRADED = 3
+#: Exit status when an output file (results, report, JUnit, step summary) cannot be written (a full disk):
+#: ``EX_CANTCREAT`` of sysexits.h.  The previous file, or none, is left; never a cut one.
+EXIT_CANT_CREATE = 73
 #: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
 EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).

@@ -18,7 +18,7 @@ import typer
 
 from trialscore.cli._app import console, errors
 from trialscore.cli._render import Report, Section, cell, markdown
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
@@ -268,15 +268,14 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
         if checks.baseline_name is not None:
             console.print(Text(f"baseline: {checks.baseline_name}"), highlight=False)
     if checks.junit is not None:
+        from trialscore._files import write_atomic
         from trialscore.ci.junit import run_junit
 
         try:
             checks.junit.parent.mkdir(parents=True, exist_ok=True)
-            checks.junit.write_text(run_junit(report), encoding="utf-8")
         except OSError as exc:
-            raise EvaluationError(
-                f"--junit {str(checks.junit)!r}: cannot write: {exc.strerror or exc}"
-            ) from exc
+            raise OutputError(f"--junit {str(checks.junit)!r}: cannot write: {exc.strerror or exc}") from exc
+        write_atomic(checks.junit, [run_junit(report)], "the JUnit XML (--junit)")
         errors.print(Text(f"JUnit XML: {checks.junit}"), highlight=False)
     step_summary(Report({}, _summary_sections(report, summary, verdict)))
     if checks.annotations:

@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from trialscore.cli._app import (
     EXIT_BAD_INPUT,
+    EXIT_CANT_CREATE,
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NOTHING_GRADED,
@@ -24,7 +25,7 @@ from trialscore.cli._app import (
 )
 from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judge_run
 from trialscore.cli.compare import GateOption
-from trialscore.errors import EvaluationError, StoreError
+from trialscore.errors import EvaluationError, OutputError, StoreError
 from trialscore.examples import demo_suite_path
 
 if TYPE_CHECKING:
@@ -265,7 +266,8 @@ def run(
     Exit status: 0 the run completed and every gate passed (some trials may have errored: see the
     errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
     API key variable); 3 the run could not judge: every trial errored, or the cost limit stopped it
-    before any trial was scored; 74 the run store cannot be written or read; 130 interrupted (resume it).
+    before any trial was scored; 73 an output file cannot be written (a full disk: the previous file, or
+    none, is left); 74 the run store cannot be written or read; 130 interrupted (resume it).
     When GITHUB_STEP_SUMMARY is set, a Markdown summary is appended to that file.
     """
     from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
@@ -338,6 +340,9 @@ def run(
     except StoreError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_STORE_FAILED) from exc
+    except OutputError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CANT_CREATE) from exc
     except EvaluationError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc

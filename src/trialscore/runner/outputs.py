@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from trialscore._files import write_atomic
 from trialscore._record import Record
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.summary import build_summary
 
@@ -26,30 +24,6 @@ class RunFiles(Record):
     trials: Path
     cases: Path
     summary: Path
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def _write_atomic(path: Path, parts: Iterable[str]) -> None:
-    """Write ``parts`` to ``path`` all or nothing: a temporary file beside it, synced, then renamed."""
-    handle = tempfile.NamedTemporaryFile(
-        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
-    )
-    try:
-        with handle:
-            handle.writelines(parts)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o666 & ~_umask())  # as open() would have made it, not the temp file's 0600
-        os.replace(handle.name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(handle.name)
-        raise
 
 
 def write_outputs(
@@ -70,7 +44,10 @@ def write_outputs(
     Raises
     ------
     EvaluationError
-        When the run did not complete (it has no case results yet) or the directory cannot be written.
+        When the run did not complete (it has no case results yet).
+    OutputError
+        When a file cannot be written (a full disk, a read-only folder): the files written before
+        are whole, the one that failed holds what it held before.
     """
     if not report.completed:
         raise EvaluationError(
@@ -85,10 +62,13 @@ def write_outputs(
     files = RunFiles(directory / "trials.jsonl", directory / "cases.jsonl", directory / "summary.json")
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        _write_atomic(files.trials, (record.to_json_line() + "\n" for record in records))
-        _write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases))
-        summary = {**build_summary(report), **(extra or {})}
-        _write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"])
     except OSError as exc:
-        raise EvaluationError(f"out_dir {str(directory)!r}: cannot write the run's files: {exc}") from exc
+        raise OutputError(
+            f"out_dir {str(directory)!r}: cannot write the run's files: {exc.strerror or exc}"
+        ) from exc
+    what = "the run's files"
+    write_atomic(files.trials, (record.to_json_line() + "\n" for record in records), what)
+    write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases), what)
+    summary = {**build_summary(report), **(extra or {})}
+    write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"], what)
     return files
