@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from trialscore.runner.targets.base import Target
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
     "GRADERS",
     "TARGETS",
     "GraderContext",
@@ -50,6 +51,10 @@ __all__ = [
 
 #: A field's place in the suite document: keys and list indices, e.g. ``("cases", 1, "graders", 0)``.
 Loc = tuple[str | int, ...]
+
+#: The most a target's (or a command grader's) output may hold, unless its ``max_output_bytes`` says
+#: otherwise: past it the trial errors (``output over 8 MiB``) and nothing more is read.
+DEFAULT_MAX_OUTPUT_BYTES = 8 * 2**20
 
 NonNegative = Annotated[float, Field(ge=0.0)]
 Positive = Annotated[float, Field(gt=0.0)]
@@ -128,13 +133,15 @@ class TargetSpecBase(Spec):
 
     ``max_concurrency`` caps the target's trials running at once over the whole run (every
     worker); ``max_cost_usd`` is the most one trial of it costs, reserved against the run's
-    budget when a trial is leased to a worker (see docs/runner.md).
+    budget when a trial is leased to a worker (see docs/runner.md).  ``max_output_bytes`` is
+    the most output one call may bring (default 8 MiB): past it the trial errors and reading stops.
     """
 
     name: Label
     judge_only: StrictBool = False
     max_concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
     max_cost_usd: Positive | None = None
+    max_output_bytes: Annotated[StrictInt, Field(ge=1)] = DEFAULT_MAX_OUTPUT_BYTES
 
     def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
         """What only the running machine can tell: a callable that does not import, an unset API key."""

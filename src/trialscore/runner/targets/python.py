@@ -22,7 +22,7 @@ from trialscore.errors import EvaluationError
 from trialscore.runner.imports import load_callable
 from trialscore.runner.offloop import in_daemon_thread
 from trialscore.runner.registry import Loc, Name, Problem, TargetSpecBase, register_target
-from trialscore.runner.targets.base import TargetReply, TrialRequest, reply_from
+from trialscore.runner.targets.base import TargetReply, TrialRequest, check_output_size, reply_from
 
 __all__ = ["PythonTarget", "PythonTargetSpec", "in_daemon_thread"]
 
@@ -47,6 +47,7 @@ class PythonTarget:
     def __init__(self, spec: PythonTargetSpec, directory: Path) -> None:
         self.name = spec.name
         self._where = f"target {spec.name!r}"
+        self._limit = spec.max_output_bytes
         self._fn = load_callable(spec.callable, directory, self._where)
         self._is_async = inspect.iscoroutinefunction(self._fn)
         try:
@@ -64,7 +65,9 @@ class PythonTarget:
             value = await fn(request.case, request.attempt_seed)
         else:
             value = await in_daemon_thread(fn, request.case, request.attempt_seed)
-        return reply_from(value, self._where)
+        reply = reply_from(value, self._where)
+        check_output_size(reply.output, self._limit, self._where)
+        return reply
 
     async def aclose(self) -> None:
         """Nothing to release."""
