@@ -388,8 +388,10 @@ class _Execution:
         update: dict[str, Any] = {}
         if record.error is not None:
             update["error"] = redact(record.error, self.secrets)
-        if record.output is not None and any(secret in record.output for secret in self.secrets):
-            update["output"] = redact(record.output, self.secrets, headers=False)
+        if record.output is not None and self.secrets:
+            output = redact(record.output, self.secrets, headers=False)
+            if output != record.output:
+                update["output"] = output
         return record.model_copy(update=update) if update else record
 
     def _charge(self, record: TrialRecord) -> None:
