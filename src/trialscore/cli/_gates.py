@@ -142,7 +142,6 @@ def _case_rates(counts: ItemCounts) -> dict[str, dict[str, float]]:
 
 def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     """Every gate of ``checks`` on a completed run, per target (``judged`` False: no trial was scored)."""
-    from trialscore.results.readers import count_records
     from trialscore.runner.gates import (
         baseline_gates,
         error_rate_gates,
@@ -150,9 +149,9 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
         threshold_gates,
     )
 
-    if not report.records:
+    if not report.committed:
         return RunVerdict(judged=False)
-    current = count_records(report.records, by=["target"])
+    current = report.item_counts()
     if not any((group.n > 0).any() for group in current.groups()):
         return RunVerdict(judged=False)
     gates = list(threshold_gates(current, checks.thresholds, checks.rule))

@@ -35,7 +35,9 @@ def write_outputs(
 
     ``trials.jsonl`` holds one :class:`~trialscore.results.records.TrialRecord` a
     line and ``cases.jsonl`` one seed-003 case record a line, both in suite order
-    (target, then case, then trial); ``summary.json`` is :func:`build_summary`.
+    (target, then case, then trial); ``summary.json`` is :func:`build_summary`.  The
+    trials are read back from the run's store case by case as they are written, so
+    writing a run of a million trials holds one case's trials in memory at a time.
 
     Each file is written to a temporary file in ``out_dir`` and renamed over its
     name (``os.replace``): a kill or a full disk leaves the previous file or the
@@ -54,11 +56,6 @@ def write_outputs(
             f"run {report.run_id!r} is not complete; resume it first: {report.resume_command}"
         )
     directory = Path(out_dir) if out_dir is not None else report.out_dir
-    targets = {name: index for index, name in enumerate(report.settings.get("targets", []))}
-    cases = {case.id: index for index, case in enumerate(report.suite.cases)}
-    records = sorted(
-        report.records, key=lambda r: (targets.get(r.target or "", 0), cases.get(r.case_id, 0), r.trial)
-    )
     files = RunFiles(directory / "trials.jsonl", directory / "cases.jsonl", directory / "summary.json")
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -67,8 +64,10 @@ def write_outputs(
             f"out_dir {str(directory)!r}: cannot write the run's files: {exc.strerror or exc}"
         ) from exc
     what = "the run's files"
-    write_atomic(files.trials, (record.to_json_line() + "\n" for record in records), what)
-    write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases), what)
-    summary = {**build_summary(report), **(extra or {})}
-    write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"], what)
+    with report.reader.session():
+        lines = (record.to_json_line() + "\n" for record in report.suite_order_records())
+        write_atomic(files.trials, lines, what)
+        write_atomic(files.cases, (json.dumps(case.to_dict()) + "\n" for case in report.cases), what)
+        summary = {**build_summary(report), **(extra or {})}
+        write_atomic(files.summary, [json.dumps(summary, indent=2) + "\n"], what)
     return files

@@ -357,15 +357,37 @@ class TrialStore:
 
     def records(self, run_id: str) -> list[TrialRecord]:
         """Every stored trial of ``run_id``, ordered by target, case and trial."""
+        return list(self.iter_records(run_id))
+
+    def iter_records(
+        self, run_id: str, target: str | None = None, case_id: str | None = None
+    ) -> Iterator[TrialRecord]:
+        """The stored trials of ``run_id`` one at a time (never all in memory), ordered by target, case
+        and trial; only those of ``target`` and ``case_id`` when given."""
+        where, parameters = "run_id = ?", [run_id]
+        for column, value in (("target", target), ("case_id", case_id)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                parameters.append(value)
         with self._reading("read trials"):
-            rows = self._db.execute(
-                "SELECT record, output FROM trials WHERE run_id = ? ORDER BY target, case_id, trial",
-                (run_id,),
+            cursor = self._db.execute(
+                f"SELECT record, output FROM trials WHERE {where} ORDER BY target, case_id, trial", parameters
+            )
+            for line, output in cursor:
+                yield TrialRecord.from_json_line(line, where=f"run {run_id}").model_copy(
+                    update={"output": output}
+                )
+
+    def case_trials(
+        self, run_id: str, target: str, case_id: str
+    ) -> list[tuple[int, float | None, str, float | None]]:
+        """``(trial, score, verdict, cost_usd)`` of each stored trial of one case, in trial order."""
+        with self._reading("read trials"):
+            return self._db.execute(
+                "SELECT trial, json_extract(record, '$.score'), verdict, cost_usd FROM trials "
+                "WHERE run_id = ? AND target = ? AND case_id = ? ORDER BY trial",
+                (run_id, target, case_id),
             ).fetchall()
-            return [
-                TrialRecord.from_json_line(line, where=f"run {run_id}").model_copy(update={"output": output})
-                for line, output in rows
-            ]
 
     def run_ids(self) -> list[str]:
         """Every stored run id, oldest first (by ``created_at``, then by when it was stored)."""

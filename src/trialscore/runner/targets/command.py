@@ -84,6 +84,11 @@ def _close_pipes(process: asyncio.subprocess.Process) -> None:
             pipe.close()
 
 
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
 async def _exited(process: asyncio.subprocess.Process) -> None:
     """Return once the program itself has exited (its pipes may still be held by descendants)."""
     while process.returncode is None:
@@ -185,8 +190,10 @@ async def run_program(
     reading = asyncio.ensure_future(_read_capped(process.stdout, max_output_bytes))
     tail = asyncio.ensure_future(_read_tail(process.stderr, _STDERR_TAIL))
     exchange = [asyncio.ensure_future(_feed(process.stdin, stdin.encode())), reading, tail]
+    gathered = asyncio.gather(*exchange)
+    gathered.add_done_callback(_retrieved)  # when the call is given up, nobody awaits it
     try:
-        await _until_answered(process, tag, asyncio.gather(*exchange))
+        await _until_answered(process, tag, gathered)
         out, err = reading.result(), tail.result()
         status = await process.wait()
     except BaseException as exc:
