@@ -146,7 +146,7 @@ class PythonGrader:
             if self._is_async:
                 value = await within(self._fn(output, request.case), timeout)
             else:
-                value = await within(in_daemon_thread(self._fn, output, request.case), timeout)
+                value = await in_daemon_thread(self._fn, output, request.case, timeout=timeout)
         except TimeoutError as exc:
             raise GraderError(f"{self._where}: no result within timeout_s={timeout:g}") from exc
         except (GraderError, EvaluationError):

@@ -35,7 +35,8 @@ class TrialRequest:
     ``prompt`` is the case's text for an ordinary trial, or the filled rubric
     when an ``llm_judge`` grader calls a target.  ``seed`` is the trial's (as recorded);
     ``attempt`` counts the retries of this call (0 for the first), and a target passes on
-    :attr:`attempt_seed`, so that each retry gets a seed of its own.
+    :attr:`attempt_seed`, so that each retry gets a seed of its own.  ``timeout_s`` is the call's
+    deadline, for a target that keeps it itself (``timed_by_call``).
     """
 
     case: CaseSpec
@@ -43,6 +44,7 @@ class TrialRequest:
     seed: int
     prompt: str
     attempt: int = 0
+    timeout_s: float | None = None
 
     @property
     def attempt_seed(self) -> int:
