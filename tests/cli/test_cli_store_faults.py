@@ -87,28 +87,25 @@ def damage_trials_table(store: Path) -> None:
         handle.write(b"\xff" * page_size)
 
 
+#: Each damage, and what the line says of it.
+DAMAGES = {
+    "first page": (damage_first_page, ["file is not a database", "restore it from a copy"]),
+    "trials table page": (damage_trials_table, ["malformed", "sqlite3 STORE .recover"]),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
 @pytest.mark.parametrize("command", sorted(READERS))
-def test_a_damaged_first_page_is_one_line_and_exit_74_in_every_command(
-    stored: Path, tmp_path: Path, command: str
+def test_a_damaged_store_is_one_line_and_exit_74_in_every_command(
+    stored: Path, tmp_path: Path, command: str, damage: str
 ) -> None:
     store = copy_of(stored, tmp_path / "damaged")
-    damage_first_page(store)
+    spoil, said = DAMAGES[damage]
+    spoil(store)
     result = runner.invoke(app, arguments(command, store, tmp_path))
     assert result.exit_code == EXIT_STORE_FAILED, result.output
     line = one_store_line(result.output, store)
-    assert "file is not a database" in line and "restore it from a copy" in line, line
-
-
-@pytest.mark.parametrize("command", sorted(READERS))
-def test_a_damaged_page_of_the_trials_table_is_one_line_and_exit_74(
-    stored: Path, tmp_path: Path, command: str
-) -> None:
-    store = copy_of(stored, tmp_path / "damaged")
-    damage_trials_table(store)
-    result = runner.invoke(app, arguments(command, store, tmp_path))
-    assert result.exit_code == EXIT_STORE_FAILED, result.output
-    line = one_store_line(result.output, store)
-    assert "malformed" in line and "sqlite3 STORE .recover" in line, line
+    assert all(words in line for words in said), line
 
 
 def test_a_damaged_row_is_named_as_damage_not_as_bad_input(stored: Path, tmp_path: Path) -> None:

@@ -17,17 +17,9 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
+from tests.runner.test_runner_faults import wait_gone, write_suite
 from trialscore.cli._app import EXIT_INTERRUPTED, EXIT_NOTHING_GRADED
-
-
-def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Path:
-    if agent is not None:
-        (tmp_path / "agent.py").write_text(textwrap.dedent(agent))
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
-    return path
 
 
 def run_measured(tmp_path: Path, suite: Path, timeout: float = 120) -> tuple[int, str, float]:
@@ -146,22 +138,6 @@ def test_a_python_target_returning_a_huge_output_errors_and_nothing_of_it_is_kep
 
 
 # ---------------------------------------------------------------- descendants that leave the group
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def wait_gone(pids: list[int], seconds: float = 10) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return [pid for pid in pids if alive(pid)]
 
 
 #: A program that starts three grandchildren outside its group: one in its tree (``setsid``), one

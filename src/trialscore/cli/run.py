@@ -13,19 +13,17 @@ import typer
 from rich.markup import escape
 
 from trialscore.cli._app import (
-    EXIT_BAD_INPUT,
-    EXIT_CANT_CREATE,
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NOTHING_GRADED,
-    EXIT_STORE_FAILED,
     app,
     console,
     errors,
 )
 from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judge_run
+from trialscore.cli._options import bad_input
 from trialscore.cli.compare import GateOption
-from trialscore.errors import EvaluationError, OutputError, StoreError
+from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
 
 if TYPE_CHECKING:
@@ -276,7 +274,7 @@ def run(
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
 
-    try:
+    with bad_input():  # bad input exits 2, the store 74, an output file 73
         selected = tuple(target) if target else None
         checks = RunChecks.prepare(
             fail_under or [],
@@ -337,15 +335,6 @@ def run(
         if html_report:
             console.print(f"report: {html_path}", markup=False, highlight=False, soft_wrap=True)
         finish_run(report, summary, verdict, checks)
-    except StoreError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_STORE_FAILED) from exc
-    except OutputError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_CANT_CREATE) from exc
-    except EvaluationError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if summary["errors"]["all_errored"]:
         errors.print(
             f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "
