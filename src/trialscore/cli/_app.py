@@ -67,6 +67,13 @@ def _root(
     """Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N."""
 
 
+#: True when this process is the ``trialscore`` command itself, not a host running the app in-process
+#: (a test session, a notebook): only then may ``run`` make it the subreaper of what it starts.
+owns_process = False
+
+
 def main() -> None:
     """Entry point of the ``trialscore`` script."""
+    global owns_process
+    owns_process = True
     app()

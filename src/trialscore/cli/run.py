@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.markup import escape
 
+from trialscore.cli import _app
 from trialscore.cli._app import (
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
@@ -310,6 +311,10 @@ def run(
         if dry_run:
             _print_dry_run(loaded, options)
             return
+        if _app.owns_process:  # descendants that leave a program's tree are re-parented to this process
+            from trialscore.runner.reaper import enable_subreaper
+
+            enable_subreaper()
         report = run_suite(loaded, options, errors)
         if not report.completed:
             errors.print(

@@ -7,9 +7,13 @@ So, when a program's call ends (it exited, timed out, or the run was interrupted
 
 1. **The tree.** Its descendants still linked by parentage (``/proc/PID/task/*/children``) are
    stopped (``SIGSTOP``, so none forks while the tree is walked), walked again, and killed.
-2. **The orphans.** On Linux the runner makes itself the *child subreaper* of what it starts
-   (``prctl(PR_SET_CHILD_SUBREAPER)``): a descendant whose parent exits is re-parented to the
-   runner instead of to init.  Every program gets a tag of its own in its environment
+2. **The orphans.** On Linux a process that runs suites for a living (``trialscore run`` and its
+   worker processes) makes itself the *child subreaper* of what it starts
+   (``prctl(PR_SET_CHILD_SUBREAPER)``, :func:`enable_subreaper`): a descendant whose parent
+   exits is re-parented to it instead of to init.  A host process that runs a suite through the
+   Python API (a notebook, a test session) is left as it is, since a subreaper adopts every
+   orphan below it, the host's own included; it may call :func:`enable_subreaper` itself.
+   Every program gets a tag of its own in its environment
    (``TRIALSCORE_PROCESS_TAG``), which its descendants inherit; the runner's children carrying
    the ended program's tag are killed (with their trees) and reaped.
 

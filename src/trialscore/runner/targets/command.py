@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from trialscore.runner.reaper import TAG_ENV, enable_subreaper, end_program, forget, new_tag, started
+from trialscore.runner.reaper import TAG_ENV, end_program, forget, new_tag, started
 from trialscore.runner.registry import DEFAULT_MAX_OUTPUT_BYTES, Name, TargetSpecBase, register_target
 from trialscore.runner.targets.base import (
     TargetError,
@@ -159,8 +159,10 @@ async def run_program(
     The program runs in its own session and process group.  However its call ends (it exits,
     its caller times out, Ctrl-C, SIGTERM), everything it started is ended with it
     (:func:`trialscore.runner.reaper.end_program`): its group, the descendants that left the
-    group (``setsid``), and those that also left its tree (re-parented to the runner, found by
-    the tag in their environment).  So no trial leaves a program running behind it, and a
+    group (``setsid``), and, in a process that made itself the subreaper
+    (:func:`~trialscore.runner.reaper.enable_subreaper`: ``trialscore run`` and its workers do),
+    those that also left its tree (re-parented to it, found by the tag in their environment).
+    So no trial leaves a program running behind it, and a
     grandchild holding the output pipe cannot keep the call alive.
 
     Its stdout is read up to ``max_output_bytes``: past that, reading stops, the program is ended
@@ -172,7 +174,6 @@ async def run_program(
     (0, 'cba\\n', '')
     """
     tag = new_tag()
-    enable_subreaper()
     with started() as running:
         try:
             process = await asyncio.create_subprocess_exec(
