@@ -156,8 +156,6 @@ def verdict(ok: bool) -> str:
 
 def scale_child(cases: int, trials: int, concurrency: int, directory: Path) -> None:
     """(d), in a fresh process: one run of ``cases x trials`` no-op trials; prints its figures as JSON."""
-    import resource
-
     (directory / "agent.py").write_text(textwrap.dedent(AGENT))
     suite = load_suite(write_suite(directory, "scale", "noop", cases, trials, concurrency))
     store = directory / "store.sqlite"
@@ -182,7 +180,9 @@ def scale_child(cases: int, trials: int, concurrency: int, directory: Path) -> N
     files = write_outputs(report)
     total = time.perf_counter() - started
     done.set()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    # VmHWM: this process's peak since it started (ru_maxrss would count the parent's pages before exec).
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = int(next(line for line in status if line.startswith("VmHWM:")).split()[1]) * 1024
     if report.committed != cases * trials:
         sys.exit(f"stored {report.committed} trials; expected {cases * trials}")
     print(
