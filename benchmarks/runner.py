@@ -17,7 +17,14 @@ seed-000 metrics.
     model (a constant reply with preset usage, ``exact`` scorer, an eval log
     written), against ours on the same trials (store and output files written),
     as a ratio of trials per second.  Skipped with a note when inspect_ai is not
-    installed (it is an optional extra: ``pip install inspect_ai``).
+    installed (it is an optional extra: ``pip install inspect_ai``);
+(d) scale: 100,000 and 1,000,000 no-op trials (1,000 cases x 100 and x 1,000),
+    concurrency 200, each run in a fresh process with its output files written:
+    trials per second over time (the store's row count sampled every few
+    seconds), the process's peak resident memory, the store and ``trials.jsonl``
+    sizes; memory should stay flat in the number of trials (the 1M / 100k ratio).
+    ``--against PATH`` runs the same in another checkout's ``src`` side by side
+    (e.g. the code before incremental aggregation).
 
 Timings are the best of ``--repeats`` runs, taken round-robin so that both sides
 see the same machine load; garbage collection stays on (as in real use).
@@ -28,10 +35,15 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
+import os
 import platform
+import sqlite3
+import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -142,13 +154,119 @@ def verdict(ok: bool) -> str:
     return "ok  " if ok else "MISS"
 
 
+def scale_child(cases: int, trials: int, concurrency: int, directory: Path) -> None:
+    """(d), in a fresh process: one run of ``cases x trials`` no-op trials; prints its figures as JSON."""
+    (directory / "agent.py").write_text(textwrap.dedent(AGENT))
+    suite = load_suite(write_suite(directory, "scale", "noop", cases, trials, concurrency))
+    store = directory / "store.sqlite"
+    samples: list[tuple[float, int]] = []
+    done = threading.Event()
+    started = time.perf_counter()
+
+    def sample() -> None:  # the committed trials every 2 s, from a read-only connection
+        while not done.wait(2.0):
+            try:
+                with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as db:
+                    (rows,) = db.execute("SELECT COALESCE(MAX(rowid), 0) FROM trials").fetchone()
+            except sqlite3.Error:
+                continue
+            samples.append((time.perf_counter() - started, rows))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    options = RunOptions(store=store, progress=False, out_dir=directory / "out")
+    report = run_suite(suite, options, Console(file=io.StringIO()))
+    ran = time.perf_counter() - started
+    files = write_outputs(report)
+    total = time.perf_counter() - started
+    done.set()
+    # VmHWM: this process's peak since it started (ru_maxrss would count the parent's pages before exec).
+    status = Path("/proc/self/status").read_text().splitlines()
+    peak = int(next(line for line in status if line.startswith("VmHWM:")).split()[1]) * 1024
+    if report.committed != cases * trials:
+        sys.exit(f"stored {report.committed} trials; expected {cases * trials}")
+    print(
+        json.dumps(
+            {
+                "trials": report.committed,
+                "run_s": ran,
+                "total_s": total,
+                "peak_bytes": peak,
+                "store_bytes": sum(p.stat().st_size for p in directory.glob("store.sqlite*")),
+                "trials_jsonl_bytes": files.trials.stat().st_size,
+                "samples": samples,
+            }
+        )
+    )
+
+
+def run_scale(cases: int, trials: int, concurrency: int, src: Path | None) -> dict:
+    """Run :func:`scale_child` in a fresh process (with ``src`` first on the path when given)."""
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), env.get("PYTHONPATH", "")])
+    with tempfile.TemporaryDirectory() as tmp:
+        argv = [sys.executable, __file__, "--child", str(cases), str(trials), str(concurrency), tmp]
+        done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        sys.exit(f"scale run failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def rates(samples: list[list[float]]) -> str:
+    """Trials per second in each sampling window, e.g. ``8.1k 8.3k 8.0k``."""
+    out, previous = [], (0.0, 0)
+    for when, rows in samples:
+        if when > previous[0] and rows >= previous[1]:
+            out.append(f"{(rows - previous[1]) / (when - previous[0]) / 1000:.1f}k")
+        previous = (when, rows)
+    shown = out if len(out) <= 12 else [*out[:6], "...", *out[-5:]]
+    return " ".join(shown) or "-"
+
+
+def scale_section(quick: bool, against: Path | None) -> None:
+    sizes = [(1000, 10), (1000, 100)] if quick else [(1000, 100), (1000, 1000)]
+    print("\n(d) scale: no-op trials, concurrency 200, each run in a fresh process, output files written")
+    sides = [("trialscore", None)] + ([(f"{against}", against)] if against is not None else [])
+    for label, src in sides:
+        results = []
+        for cases, trials in sizes:
+            result = run_scale(cases, trials, 200, src)
+            results.append(result)
+            rate = result["trials"] / result["run_s"]
+            print(
+                f"    {label[-40:]:>12}  {result['trials']:>9,} trials  {rate:8,.0f} trials/s"
+                f" ({result['run_s']:.1f} s run, {result['total_s']:.1f} s with files)  peak "
+                f"{result['peak_bytes'] / 2**20:6,.0f} MiB  store {result['store_bytes'] / 2**20:5,.0f} MiB"
+                f"  trials.jsonl {result['trials_jsonl_bytes'] / 2**20:5,.0f} MiB"
+            )
+            running = [sample for sample in result["samples"] if sample[0] <= result["run_s"]]
+            print(f"{'':18}trials/s every ~2 s while running: {rates(running)}")
+        small, large = results
+        print(
+            f"{'':18}10x the trials: peak memory x{large['peak_bytes'] / small['peak_bytes']:.2f}, "
+            f"rate x{(large['trials'] / large['run_s']) / (small['trials'] / small['run_s']):.2f}"
+        )
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        cases, trials, concurrency, directory = sys.argv[2:6]
+        scale_child(int(cases), int(trials), int(concurrency), Path(directory))
+        return
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="smaller runs (a few seconds)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds per measurement (best is kept)")
+    parser.add_argument("--scale-only", action="store_true", help="run only (d), the scale runs")
+    parser.add_argument(
+        "--against", type=Path, help="(d) also with the trialscore of this src folder, side by side"
+    )
     args = parser.parse_args()
+    if args.scale_only:
+        scale_section(args.quick, args.against)
+        return
     cases = 200 if args.quick else 2000
     inspect_samples, inspect_epochs = (40, 5) if args.quick else (100, 10)
     print(
@@ -200,6 +318,7 @@ def main() -> None:
         else:
             print(f"    inspect_ai  {peer_trials / peer_s:10,.0f} trials/s   ({peer_s:.2f} s, mockllm + log)")
             print(f"    ratio       trialscore is {peer_s / ours_s:.1f}x faster")
+    scale_section(args.quick, args.against)
 
 
 if __name__ == "__main__":

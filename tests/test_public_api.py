@@ -19,7 +19,7 @@ def test_result_types_and_the_error_tree_are_public() -> None:
         assert isinstance(getattr(trialscore, name), type), name
     assert issubclass(trialscore.EvaluationError, trialscore.TrialscoreError)
     assert issubclass(trialscore.EvaluationError, ValueError)
-    for name in ("StoreError", "TargetError", "GraderError"):
+    for name in ("StoreError", "OutputError", "TargetError", "GraderError"):
         error = getattr(trialscore, name)
         assert issubclass(error, trialscore.TrialscoreError) and not issubclass(error, ValueError)
     assert issubclass(trialscore.TransientTargetError, trialscore.TargetError)

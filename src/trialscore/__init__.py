@@ -35,6 +35,7 @@ from trialscore.core.metrics import METRICS, Metric, metric_names, resolve_metri
 from trialscore.errors import (
     EvaluationError,
     GraderError,
+    OutputError,
     StoreError,
     TargetError,
     TransientTargetError,
@@ -103,6 +104,7 @@ __all__ = [
     "GraderError",
     "Interval",
     "Metric",
+    "OutputError",
     "PassCurve",
     "Ranking",
     "RunReport",

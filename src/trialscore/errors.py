@@ -8,6 +8,7 @@
     │   │                           a grouping command marks that group "not tested" and goes on
     │   └── MissingColumnError      an input lacks a column a role or a group key needs
     ├── StoreError                  the run store cannot be read or written: exits 74
+    ├── OutputError                 an output file cannot be written (a full disk): exits 73
     ├── TargetError                 a target call failed: the trial is stored as errored
     │   └── TransientTargetError    ... and may succeed if retried (429, 5xx, timeouts)
     └── GraderError                 a grader could not grade: the trial is stored as errored
@@ -25,6 +26,7 @@ __all__ = [
     "GraderError",
     "InsufficientDataError",
     "MissingColumnError",
+    "OutputError",
     "StoreError",
     "TargetError",
     "TransientTargetError",
@@ -105,6 +107,15 @@ class StoreError(TrialscoreError):
 
     The run stops at once; what was committed before stays, so the run can be
     resumed once the cause is fixed.  The message names the store file and what failed.
+    """
+
+
+class OutputError(TrialscoreError):
+    """An output file (a run's results, a report, JUnit XML, the step summary) cannot be written.
+
+    A full disk, a missing or read-only folder.  Every output file is written whole or not at
+    all (a temporary file beside it, renamed over it), so the previous file, or none, is left;
+    never a cut one.  The message names the file and the reason.
     """
 
 

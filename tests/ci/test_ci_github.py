@@ -8,7 +8,7 @@ import pytest
 
 from trialscore.ci.github import annotation, append_step_summary, escape_data, escape_property
 from trialscore.ci.junit import xml_text
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError
 
 
 def test_workflow_command_escaping_follows_github_rules() -> None:
@@ -27,7 +27,7 @@ def test_step_summary_appends_only_when_the_variable_is_set(tmp_path: Path) -> N
     assert append_step_summary("# a", {"GITHUB_STEP_SUMMARY": str(path)}) == path
     append_step_summary("# b\n", {"GITHUB_STEP_SUMMARY": str(path)})
     assert path.read_text() == "# a\n\n# b\n\n"
-    with pytest.raises(EvaluationError, match=r"GITHUB_STEP_SUMMARY=.*cannot append"):
+    with pytest.raises(OutputError, match=r"f\.md': cannot write the step summary \(GITHUB_STEP_SUMMARY\)"):
         append_step_summary("x", {"GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "dir" / "f.md")})
 
 

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from tests.report.conftest import write_trials
 from trialscore.cli import app
-from trialscore.cli._app import EXIT_BAD_INPUT
+from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_CANT_CREATE
 
 runner = CliRunner()
 
@@ -102,4 +102,4 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert result.exit_code == EXIT_BAD_INPUT and "--dates" in result.output
     good = write_trials(tmp_path / "g.jsonl", 3, 2, seed=1)
     result = runner.invoke(app, ["report", str(good), "--out", str(tmp_path / "missing" / "r.html")])
-    assert result.exit_code == EXIT_BAD_INPUT and "cannot write the report" in result.output
+    assert result.exit_code == EXIT_CANT_CREATE and "cannot write the report" in result.output

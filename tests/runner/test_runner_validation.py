@@ -288,3 +288,48 @@ def test_hostile_files_are_refused_quickly_with_one_line(
     assert "Traceback" not in done.stderr, done.stderr
     assert re.search(re.escape(str(path)) + message, done.stderr), (what, done.stderr)
     assert time.monotonic() - started < 30
+
+
+# Names that results carry must survive being read back: everything `run` would refuse after spending
+# money on the trials, `validate` refuses first, at the suite's (or the data file's) line.
+BROKEN_NAMES = """\
+name: names
+targets:
+  - {name: "two\\nlines", type: command, argv: [echo, hi]}
+  - {name: "   ", type: command, argv: [echo, hi]}
+  - {name: ok, type: command, argv: [echo, hi]}
+graders: [{type: exact, value: hi}]
+cases:
+  - id: "line\\nbreak"
+    input: x
+  - id: "  "
+    input: x
+  - id: fine
+    input: x
+    category: "skill\\r\\n"
+  - {file: data.csv}
+"""
+
+
+def test_names_with_line_breaks_or_only_spaces_are_refused_by_validate_where_written(tmp_path: Path) -> None:
+    (tmp_path / "data.csv").write_text('id,input,category\n"q\n1",x,\nq2,y,"  "\nq3,z,ok\n')
+    path = write(tmp_path, BROKEN_NAMES)
+    found = [line.removeprefix(f"{tmp_path}/") for line in problems(path)]
+    line_break = "must be on one line (no line break)"
+    blank = "must not be blank (only spaces)"
+    assert [line.split(";")[0].split(": results")[0] for line in found] == [
+        f"suite.yaml:3: targets[0].name: {line_break}",
+        f"suite.yaml:4: targets[1].name: {blank}",
+        f"suite.yaml:8: cases[0].id: {line_break}",
+        f"suite.yaml:10: cases[1].id: {blank}",
+        f"suite.yaml:14: cases[2].category: {line_break}",
+        f"data.csv:2: id (id): {line_break}",
+        f"data.csv:4: category (category): {blank}",
+    ]
+    assert found[2].endswith("got 'line\\nbreak'") and found[4].endswith("got 'skill\\r\\n'")
+    done = cli("validate", str(path), cwd=tmp_path)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    store = tmp_path / "store.sqlite"
+    done = cli("run", str(path), "--store", str(store), "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2 and line_break in done.stderr
+    assert stored_runs(store) == []  # nothing ran: no money spent on trials whose results cannot be read

@@ -79,21 +79,20 @@ def repo_path(path: Path | None) -> str | None:
 def append_step_summary(markdown: str, environ: Mapping[str, str] | None = None) -> Path | None:
     """Append ``markdown`` to the step summary file when ``GITHUB_STEP_SUMMARY`` is set; its path, else None.
 
+    The file is rewritten whole with the summary at its end (a temporary file renamed over it), so
+    a full disk leaves it as it was.
+
     Raises
     ------
-    EvaluationError
+    OutputError
         When the file named by the variable cannot be written (naming the variable and the file).
     """
     env = os.environ if environ is None else environ
     target = env.get(STEP_SUMMARY_ENV)
     if not target:
         return None
+    from trialscore._files import append_atomic
+
     path = Path(target)
-    try:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(markdown.rstrip("\n") + "\n\n")
-    except OSError as exc:
-        raise EvaluationError(
-            f"{STEP_SUMMARY_ENV}={target}: cannot append the step summary: {exc.strerror or exc}"
-        ) from exc
+    append_atomic(path, markdown.rstrip("\n") + "\n\n", f"the step summary ({STEP_SUMMARY_ENV})")
     return path

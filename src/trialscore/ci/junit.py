@@ -103,31 +103,36 @@ def _counts(element: ET.Element, outcomes: Sequence[str]) -> None:
         element.set(name, str(outcomes.count(key)))
 
 
+def _testsuite(root: ET.Element, report: RunReport, target: str) -> list[str]:
+    """One target's ``testsuite`` (a testcase per case, its trials read from the store case by case);
+    the outcome of each testcase."""
+    suite = report.suite.name
+    element = ET.SubElement(root, "testsuite", name=xml_text(f"{suite} · {target}"))
+    properties = ET.SubElement(element, "properties")
+    _property(properties, "run_id", report.run_id)
+    _property(properties, "target", target)
+    outcomes = []
+    times = []
+    for case in (case for case in report.cases if case.target == target):
+        records = list(report.iter_records(target, case.eval_id))  # one case at a time, trial order
+        times += [record.started_at for record in records if record.started_at]
+        testcase, outcome = _testcase(suite, case, records)
+        element.append(testcase)
+        outcomes.append(outcome)
+    if times:
+        element.set("timestamp", min(times).replace(microsecond=0, tzinfo=None).isoformat())
+    _counts(element, outcomes)
+    return outcomes
+
+
 def run_junit(report: RunReport) -> str:
     """The JUnit XML document of a completed run (see the module docstring for its shape)."""
     suite = report.suite.name
-    by_case: dict[tuple[str, str], list[TrialRecord]] = {}
-    for record in sorted(report.records, key=lambda r: r.trial):
-        by_case.setdefault((record.target or "", record.case_id), []).append(record)
     root = ET.Element("testsuites", name=xml_text(f"trialscore {suite}"))
     everything: list[str] = []
-    for target in report.settings.get("targets", []):
-        cases = [case for case in report.cases if case.target == target]
-        times = [r.started_at for c in cases for r in by_case.get((target, c.eval_id), []) if r.started_at]
-        started = min(times, default=None)
-        element = ET.SubElement(root, "testsuite", name=xml_text(f"{suite} · {target}"))
-        if started is not None:
-            element.set("timestamp", started.replace(microsecond=0, tzinfo=None).isoformat())
-        properties = ET.SubElement(element, "properties")
-        _property(properties, "run_id", report.run_id)
-        _property(properties, "target", target)
-        outcomes = []
-        for case in cases:
-            testcase, outcome = _testcase(suite, case, by_case.get((target, case.eval_id), []))
-            element.append(testcase)
-            outcomes.append(outcome)
-        _counts(element, outcomes)
-        everything += outcomes
+    with report.reader.session():
+        for target in report.settings.get("targets", []):
+            everything += _testsuite(root, report, target)
     _counts(root, everything)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -10,6 +10,7 @@ from trialscore.terminal import stderr_console, stdout_console
 
 __all__ = [
     "EXIT_BAD_INPUT",
+    "EXIT_CANT_CREATE",
     "EXIT_GATE_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_NOTHING_GRADED",
@@ -30,6 +31,9 @@ EXIT_BAD_INPUT = 2
 EXIT_NOT_JUDGED = 3
 #: The same status, under the name a run that graded nothing gives it.
 EXIT_NOTHING_GRADED = EXIT_NOT_JUDGED
+#: Exit status when an output file (results, report, JUnit, step summary) cannot be written (a full disk):
+#: ``EX_CANTCREAT`` of sysexits.h.  The previous file, or none, is left; never a cut one.
+EXIT_CANT_CREATE = 73
 #: Exit status when the run store cannot be written or read (a full disk): ``EX_IOERR`` of sysexits.h.
 EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).
@@ -67,6 +71,13 @@ def _root(
     """Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N."""
 
 
+#: True when this process is the ``trialscore`` command itself, not a host running the app in-process
+#: (a test session, a notebook): only then may ``run`` make it the subreaper of what it starts.
+owns_process = False
+
+
 def main() -> None:
     """Entry point of the ``trialscore`` script."""
+    global owns_process
+    owns_process = True
     app()

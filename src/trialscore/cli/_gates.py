@@ -18,7 +18,7 @@ import typer
 
 from trialscore.cli._app import console, errors
 from trialscore.cli._render import Report, Section, markdown, styled_rows
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
@@ -156,7 +156,6 @@ def _case_counts(counts: ItemCounts) -> dict[str, dict[str, tuple[int, int]]]:
 
 def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     """Every gate of ``checks`` on a completed run, per target (``judged`` False: no trial was scored)."""
-    from trialscore.results.readers import count_records
     from trialscore.runner.gates import (
         baseline_gates,
         error_rate_gates,
@@ -165,9 +164,9 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     )
     from trialscore.stats.cases import case_changes
 
-    if not report.records:
+    if not report.committed:
         return RunVerdict(judged=False)
-    current = count_records(report.records, by=["target"])
+    current = report.item_counts()
     if not any((group.n > 0).any() for group in current.groups()):
         return RunVerdict(judged=False)
     gates = list(threshold_gates(current, checks.thresholds, checks.rule))
@@ -279,15 +278,14 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
         if checks.baseline_name is not None:
             console.print(Text(f"baseline: {checks.baseline_name}"), highlight=False)
     if checks.junit is not None:
+        from trialscore._files import write_atomic
         from trialscore.ci.junit import run_junit
 
         try:
             checks.junit.parent.mkdir(parents=True, exist_ok=True)
-            checks.junit.write_text(run_junit(report), encoding="utf-8")
         except OSError as exc:
-            raise EvaluationError(
-                f"--junit {str(checks.junit)!r}: cannot write: {exc.strerror or exc}"
-            ) from exc
+            raise OutputError(f"--junit {str(checks.junit)!r}: cannot write: {exc.strerror or exc}") from exc
+        write_atomic(checks.junit, [run_junit(report)], "the JUnit XML (--junit)")
         errors.print(Text(f"JUnit XML: {checks.junit}"), highlight=False)
     step_summary(Report({}, _summary_sections(report, summary, verdict)))
     if checks.annotations:

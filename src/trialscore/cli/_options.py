@@ -22,9 +22,9 @@ import typer
 from rich.markup import escape
 
 from trialscore._words import plural
-from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_NOT_JUDGED, errors
+from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_CANT_CREATE, EXIT_NOT_JUDGED, EXIT_STORE_FAILED, errors
 from trialscore.core.metrics import metric_names
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError, StoreError
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -248,12 +248,20 @@ def reading_options(*, clusters: bool = True) -> Callable[[Callable[..., R]], Ca
 
 @contextmanager
 def bad_input() -> Iterator[None]:
-    """Turn bad input into ``error: ...`` on stderr and exit code 2."""
+    """Turn bad input into ``error: ...`` on stderr and exit code 2; a run store that cannot be read
+    or written into ``error: store ...`` (its message says what to do) and exit code 74; an output
+    file that cannot be written into one line and exit code 73."""
     try:
         yield
     except EvaluationError as exc:
         errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
+    except StoreError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_STORE_FAILED) from exc
+    except OutputError as exc:
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_CANT_CREATE) from exc
 
 
 def split(text: str | None) -> list[str]:

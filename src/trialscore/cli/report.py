@@ -133,8 +133,5 @@ def report(
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
         loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
         base = None if baseline is None else _read(baseline, read)
-        try:
-            path = write_report(out, loaded, base, settings)
-        except OSError as exc:
-            raise EvaluationError(f"{out}: cannot write the report: {exc.strerror or exc}") from exc
+        path = write_report(out, loaded, base, settings)
     console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)

@@ -13,21 +13,20 @@ import typer
 from rich.markup import escape
 
 from trialscore._words import plural
+from trialscore.cli import _app
 from trialscore.cli._app import (
-    EXIT_BAD_INPUT,
     EXIT_GATE_FAILED,
     EXIT_INTERRUPTED,
     EXIT_NOT_JUDGED,
     EXIT_NOTHING_GRADED,
-    EXIT_STORE_FAILED,
     app,
     console,
     errors,
 )
 from trialscore.cli._gates import AnnotationsOption, RunChecks, finish_run, judge_run
-from trialscore.cli._options import AllowPartialOpt
+from trialscore.cli._options import AllowPartialOpt, bad_input
 from trialscore.cli.compare import GateOption
-from trialscore.errors import EvaluationError, StoreError
+from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
 
 if TYPE_CHECKING:
@@ -311,8 +310,9 @@ def run(
     errors it prints); 1 a gate failed; 2 bad input (the suite, an option, an unknown run id, an unset
     API key variable, a gate no run of these trials could judge: refused before any trial runs); 3 the run
     could not judge: every trial errored, the cost limit stopped it before any trial was scored, or a gate
-    lacked the scored trials it needs (errored trials are never failures); 74 the run store cannot be
-    written or read; 130 interrupted (resume it).
+    lacked the scored trials it needs (errored trials are never failures); 73 an output file cannot be
+    written (a full disk: the previous file, or none, is left); 74 the run store cannot be written or
+    read; 130 interrupted (resume it).
 
     --seed, --limit, --max-cost, --timeout and --retries override the suite's settings for this run
     (kept by --resume).
@@ -327,7 +327,7 @@ def run(
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
 
-    try:
+    with bad_input():  # bad input exits 2, the store 74, an output file 73
         selected = tuple(target) if target else None
         if resume is not None and suite is None and not demo:
             loaded = stored_suite(resume, store or DEFAULT_STORE, selected)
@@ -368,6 +368,10 @@ def run(
         if dry_run:
             _print_dry_run(loaded, options)
             return
+        if _app.owns_process:  # descendants that leave a program's tree are re-parented to this process
+            from trialscore.runner.reaper import enable_subreaper
+
+            enable_subreaper()
         report = run_suite(loaded, options, errors)
         if not report.completed:
             errors.print(
@@ -394,12 +398,6 @@ def run(
         if html_report:
             console.print(f"report: {html_path}", markup=False, highlight=False, soft_wrap=True)
         finish_run(report, summary, verdict, checks)
-    except StoreError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_STORE_FAILED) from exc
-    except EvaluationError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from exc
     if summary["errors"]["all_errored"]:
         errors.print(
             f"[red]error:[/red] every trial of run {report.run_id} errored: no trial could be graded "

@@ -63,7 +63,16 @@ def build_report(
 
 
 def write_report(out: str | Path, *args: Any, **kwargs: Any) -> Path:
-    """Write :func:`build_report` ``(*args, **kwargs)`` to ``out`` (UTF-8); return the path."""
+    """Write :func:`build_report` ``(*args, **kwargs)`` to ``out`` (UTF-8) whole or not at all; return
+    the path.
+
+    Raises
+    ------
+    OutputError
+        When ``out`` cannot be written (a full disk, a missing folder): it holds what it held before.
+    """
+    from trialscore._files import write_atomic
+
     path = Path(out)
-    path.write_text(build_report(*args, **kwargs), encoding="utf-8", newline="\n")
+    write_atomic(path, [build_report(*args, **kwargs)], "the report")
     return path

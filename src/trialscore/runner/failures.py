@@ -22,7 +22,15 @@ from rich.markup import escape
 from trialscore._words import plural
 from trialscore.results.records import TrialRecord
 
-__all__ = ["MAX_GROUPS", "error_summary", "format_usd", "normalise_error", "print_errors", "total_usd"]
+__all__ = [
+    "MAX_GROUPS",
+    "ErrorTally",
+    "error_summary",
+    "format_usd",
+    "normalise_error",
+    "print_errors",
+    "total_usd",
+]
 
 #: The most error groups kept in ``summary.json`` (the rest are counted in ``groups_left_off``).
 MAX_GROUPS = 50
@@ -54,7 +62,7 @@ def normalise_error(message: str) -> str:
 
 
 def error_summary(
-    records: Sequence[TrialRecord], case_order: Sequence[str] = (), max_groups: int = MAX_GROUPS
+    records: Iterable[TrialRecord], case_order: Sequence[str] = (), max_groups: int = MAX_GROUPS
 ) -> dict[str, Any]:
     """The ``errors`` section of ``summary.json``: how many trials errored, and why, grouped.
 
@@ -70,35 +78,53 @@ def error_summary(
     >>> summary["errored_trials"], summary["all_errored"], summary["groups"][0]
     (2, True, {'message': 'HTTP 404 (pid <n>)', 'count': 2, 'targets': ['t'], 'cases': ['a', 'b']})
     """
-    groups: dict[str, dict[str, Any]] = {}
-    errored = 0
+    tally = ErrorTally()
     for record in records:
+        tally.add(record)
+    return tally.summary(case_order, max_groups)
+
+
+class ErrorTally:
+    """Errored trials grouped by normalised message as they come (:func:`error_summary`, kept up to
+    date): memory grows with the kinds of error and the cases they hit, not with the trials."""
+
+    def __init__(self) -> None:
+        self.stored = 0
+        self.errored = 0
+        self._groups: dict[str, dict[str, Any]] = {}
+
+    def add(self, record: TrialRecord) -> None:
+        """Count one finished trial."""
+        self.stored += 1
         if not record.errored:
-            continue
-        errored += 1
+            return
+        self.errored += 1
         message = normalise_error(record.error or "no error message")
-        group = groups.setdefault(message, {"message": message, "count": 0, "targets": {}, "cases": {}})
+        group = self._groups.setdefault(message, {"message": message, "count": 0, "targets": {}, "cases": {}})
         group["count"] += 1
         group["targets"][record.target or ""] = None
         group["cases"][record.case_id] = None
-    ordered = sorted(groups.values(), key=lambda group: -group["count"])
-    rank = {case_id: index for index, case_id in enumerate(case_order)}
-    kept = [
-        {
-            **group,
-            "targets": list(group["targets"]),
-            "cases": sorted(group["cases"], key=lambda case_id: rank.get(case_id, len(rank))),
+
+    def summary(self, case_order: Sequence[str] = (), max_groups: int = MAX_GROUPS) -> dict[str, Any]:
+        """The ``errors`` section of ``summary.json`` (see :func:`error_summary`)."""
+        ordered = sorted(self._groups.values(), key=lambda group: -group["count"])
+        rank = {case_id: index for index, case_id in enumerate(case_order)}
+        kept = [
+            {
+                **group,
+                "targets": list(group["targets"]),
+                "cases": sorted(group["cases"], key=lambda case_id: rank.get(case_id, len(rank))),
+            }
+            for group in ordered[:max_groups]
+        ]
+        return {
+            "errored_trials": self.errored,
+            "stored_trials": self.stored,
+            "all_errored": self.stored > 0 and self.errored == self.stored,
+            "groups": kept,
+            "groups_left_off": len(ordered) - len(kept),
+            "trials_left_off": sum(group["count"] for group in ordered[max_groups:]),
         }
-        for group in ordered[:max_groups]
-    ]
-    return {
-        "errored_trials": errored,
-        "stored_trials": len(records),
-        "all_errored": bool(records) and errored == len(records),
-        "groups": kept,
-        "groups_left_off": len(ordered) - len(kept),
-        "trials_left_off": sum(group["count"] for group in ordered[max_groups:]),
-    }
 
 
 def _listed(items: Iterable[str], limit: int) -> str:

@@ -39,9 +39,11 @@ from rich.markup import escape
 
 from trialscore._words import plural
 from trialscore.errors import EvaluationError
+from trialscore.results.counts import ItemCounts
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
 from trialscore.runner.adaptive_paired import BaselineComparison, PairedScheduler
+from trialscore.runner.aggregator import RunAggregator, RunReader
 from trialscore.runner.budget import Budget
 from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.failures import total_usd
@@ -54,7 +56,7 @@ from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.selection import selected_suite, selection_settings
 from trialscore.runner.store import DEFAULT_STORE, RunInfo, StoreError, TrialRow, TrialStore
-from trialscore.runner.strategies import CaseResult, aggregate
+from trialscore.runner.strategies import CaseResult
 from trialscore.runner.suite import (
     MAX_CONCURRENCY,
     MAX_TRIALS,
@@ -150,22 +152,51 @@ class RunReport:
     ran_now: int
     skipped: int
     cases: tuple[CaseResult, ...] = ()
-    records: tuple[TrialRecord, ...] = ()
     warnings: tuple[str, ...] = ()
     cost: dict[str, Any] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     elapsed_s: float = 0.0
     adaptive: dict[str, Any] | None = None
+    tallies: RunAggregator | None = field(default=None, repr=False, compare=False)
 
     @property
     def resume_command(self) -> str:
         """The command that finishes this run (the store keeps its suite)."""
         return _resume_command(self.run_id, self.store)
 
+    @functools.cached_property
+    def reader(self) -> RunReader:
+        """The run in its store, read on demand (the records are not kept in memory)."""
+        return RunReader(self.store, self.run_id)
+
+    @property
+    def records(self) -> tuple[TrialRecord, ...]:
+        """Every committed trial of the run (earlier sessions' included), read from the store, ordered
+        by target, case and trial.  A large run is better walked with :meth:`iter_records`."""
+        return tuple(self.reader.records())
+
     @property
     def trials(self) -> tuple[TrialRecord, ...]:
-        """Every committed trial of the run (earlier sessions' included), as ``records``."""
+        """Every committed trial of the run, as ``records``."""
         return self.records
+
+    def iter_records(self, target: str | None = None, case_id: str | None = None) -> Iterator[TrialRecord]:
+        """The run's committed trials (of one target and case when given) one at a time, from the store."""
+        return self.reader.records(target, case_id)
+
+    def item_counts(self) -> ItemCounts:
+        """Per (target, case) counts of the committed trials (``count_records(records, by=["target"])``),
+        from the run's running counts."""
+        from trialscore.runner.summary import tallies_of
+
+        return tallies_of(self).item_counts()
+
+    def suite_order_records(self) -> Iterator[TrialRecord]:
+        """The run's committed trials in suite order: target, then case (as the suite lists them), then
+        trial; one case at a time from the store (what ``trials.jsonl`` holds)."""
+        for target in self.settings.get("targets", []):
+            for case in self.suite.cases:
+                yield from self.reader.records(target, case.id)
 
     @functools.cached_property
     def summary(self) -> dict[str, Any]:
@@ -357,7 +388,10 @@ class _Execution:
         )
         self.cost_limited: set[tuple[str, str]] = set()
         self.unreported_cost = 0
-        self.records = list(stored)  # every committed trial of the run: earlier sessions', then this one's
+        self.resumed = stored  # the trials earlier sessions committed
+        self.tallies = RunAggregator()  # every committed trial, counted (not kept)
+        for record in stored:
+            self.tallies.add(record)
         self.stopping = False
         self._workers: list[asyncio.Task[None]] = []
         self._stored = len(stored)
@@ -393,8 +427,10 @@ class _Execution:
         update: dict[str, Any] = {}
         if record.error is not None:
             update["error"] = redact(record.error, self.secrets)
-        if record.output is not None and any(secret in record.output for secret in self.secrets):
-            update["output"] = redact(record.output, self.secrets, headers=False)
+        if record.output is not None and self.secrets:
+            output = redact(record.output, self.secrets, headers=False)
+            if output != record.output:
+                update["output"] = output
         return record.model_copy(update=update) if update else record
 
     def _charge(self, record: TrialRecord) -> None:
@@ -568,7 +604,7 @@ class _Execution:
     @property
     def ran_now(self) -> int:
         """Trials run and committed in this session."""
-        return len(self.records) - self._stored
+        return self.tallies.stored - self._stored
 
     async def run_unit(self, name: str, case_id: str, trial: int) -> TrialRecord:
         """Run trial ``trial`` of case ``case_id`` on target ``name`` (a worker's job), secrets redacted."""
@@ -580,7 +616,7 @@ class _Execution:
         record = self._redacted(record)
         self._charge(record)
         await self._writer.commit(TrialStore.row(self.run_id, record))
-        self.records.append(record)
+        self.tallies.add(record)
         self._finished(record)
 
     async def _worker(self) -> None:
@@ -825,7 +861,7 @@ def _stopped(error: StoreError, run_id: str, path: Path, store: TrialStore) -> S
     except StoreError:
         kept = "the trials committed before are kept"
     return StoreError(
-        f"{error}; the run stopped; {kept}; fix the store (free space?) and resume with: "
+        f"{error}; the run stopped; {kept}; once the store is fixed, resume with: "
         f"{_resume_command(run_id, path)}"
     )
 
@@ -896,10 +932,11 @@ async def _session(
             "seed": suite.execution.seed,
         },
         adaptive=_adaptive_summary(execution),
+        tallies=execution.tallies,
     )
     if not completed:
         return report
-    return replace(report, cases=tuple(_aggregated(execution)), records=tuple(execution.records))
+    return replace(report, cases=tuple(_aggregated(execution, report.reader)))
 
 
 def _end_status(execution: _Execution, completed: bool) -> str:
@@ -920,20 +957,17 @@ def build_targets(suite: Suite, evaluated: Sequence[str], concurrency: int, into
         into[name] = build_target(suite.target(name), suite.directory, concurrency)
 
 
-def _aggregated(execution: _Execution) -> list[CaseResult]:
-    by_key: dict[tuple[str, str], list[TrialRecord]] = {}
-    for record in execution.records:
-        by_key.setdefault((record.target or "", record.case_id), []).append(record)
+def _aggregated(execution: _Execution, reader: RunReader) -> list[CaseResult]:
     results = []
     for name in execution.evaluated:
         for case in execution.cases.values():
-            result = aggregate(
-                by_key.get((name, case.spec.id), []),
-                case.settings,
-                case.spec.id,
+            result = execution.tallies.case_result(
                 name,
+                case.spec.id,
+                case.settings,
                 case.spec.category,
-                cost_limited=(name, case.spec.id) in execution.cost_limited,
+                (name, case.spec.id) in execution.cost_limited,
+                reader,
             )
             if execution.scheduler is not None:
                 result = stopped_result(result, execution.scheduler.outcome(name, case.spec.id))
@@ -949,7 +983,7 @@ def _adaptive_summary(execution: _Execution) -> dict[str, Any] | None:
     summary = {
         **rule.to_dict(),
         "trials_planned": execution.planned,
-        "trials_run": len(execution.records),
+        "trials_run": execution.tallies.stored,
         "trials_saved": scheduler.saved,
         "trials_wasted_in_flight": scheduler.wasted(),
     }

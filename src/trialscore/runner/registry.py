@@ -24,20 +24,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 if TYPE_CHECKING:
     from trialscore.runner.graders.base import Grader
     from trialscore.runner.targets.base import Target
 
 __all__ = [
+    "DEFAULT_MAX_OUTPUT_BYTES",
     "GRADERS",
     "TARGETS",
     "GraderContext",
     "GraderKind",
     "GraderSite",
     "GraderSpecBase",
+    "Label",
     "Loc",
+    "OneLine",
     "Problem",
     "Spec",
     "TargetKind",
@@ -49,9 +52,30 @@ __all__ = [
 #: A field's place in the suite document: keys and list indices, e.g. ``("cases", 1, "graders", 0)``.
 Loc = tuple[str | int, ...]
 
+#: The most a target's (or a command grader's) output may hold, unless its ``max_output_bytes`` says
+#: otherwise: past it the trial errors (``output over 8 MiB``) and nothing more is read.
+DEFAULT_MAX_OUTPUT_BYTES = 8 * 2**20
+
 NonNegative = Annotated[float, Field(ge=0.0)]
 Positive = Annotated[float, Field(gt=0.0)]
 Name = Annotated[str, Field(min_length=1)]
+
+
+def _one_line(value: str) -> str:
+    if "\n" in value or "\r" in value:
+        raise ValueError(
+            "must be on one line (no line break): results name it on one line, and reading them "
+            "refuses a line break (often an unbalanced quote)"
+        )
+    if value and not value.strip():
+        raise ValueError("must not be blank (only spaces): results need a name to tell it apart")
+    return value
+
+
+#: Text results carry as a name (a category): on one line.
+OneLine = Annotated[str, AfterValidator(_one_line)]
+#: A name results carry (a case id, a target): non-empty and on one line.
+Label = Annotated[str, Field(min_length=1), AfterValidator(_one_line)]
 
 
 @dataclass(frozen=True)
@@ -109,13 +133,15 @@ class TargetSpecBase(Spec):
 
     ``max_concurrency`` caps the target's trials running at once over the whole run (every
     worker); ``max_cost_usd`` is the most one trial of it costs, reserved against the run's
-    budget when a trial is leased to a worker (see docs/runner.md).
+    budget when a trial is leased to a worker (see docs/runner.md).  ``max_output_bytes`` is
+    the most output one call may bring (default 8 MiB): past it the trial errors and reading stops.
     """
 
-    name: Name
+    name: Label
     judge_only: StrictBool = False
     max_concurrency: Annotated[StrictInt, Field(ge=1)] | None = None
     max_cost_usd: Positive | None = None
+    max_output_bytes: Annotated[StrictInt, Field(ge=1)] = DEFAULT_MAX_OUTPUT_BYTES
 
     def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
         """What only the running machine can tell: a callable that does not import, an unset API key."""

@@ -83,7 +83,9 @@ async def call_with_retries(target: Target, request: TrialRequest, policy: Retry
     attempts = policy.retries + 1
     for attempt in range(attempts):
         try:
-            called = request if attempt == 0 else replace(request, attempt=attempt)
+            called = replace(request, attempt=attempt, timeout_s=policy.timeout_s)
+            if getattr(target, "timed_by_call", False):  # it keeps the deadline by the call's own clock
+                return await target(called)
             return await within(target(called), policy.timeout_s)
         except TimeoutError:
             error = TransientTargetError(

@@ -26,6 +26,7 @@ import os
 import re
 import socket
 import sqlite3
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -49,6 +50,7 @@ __all__ = [
     "TrialRow",
     "TrialStore",
     "open_history",
+    "store_error",
 ]
 
 #: Where runs are stored when no store is named (relative to the working directory).
@@ -104,6 +106,101 @@ TrialRow = tuple[str, str, str, int, str, "float | None", "str | None", str]
 
 #: The record field kept in the ``output`` column instead of the record JSON.
 _OUTPUT = {"output"}
+
+#: What to do about a damaged store file.
+_DAMAGED = (
+    "the file is damaged or is not a run store: restore it from a copy, salvage what is readable with "
+    "`sqlite3 STORE .recover`, or name another store with --store"
+)
+#: What to do, by SQLite's primary result code (the last word of its error name).
+_ADVICE = {
+    "FULL": "free space on its disk",
+    "READONLY": "it cannot be written (read-only file, folder or mount): reading commands still read it; "
+    "to run, copy it somewhere writable or name another store with --store",
+    "CANTOPEN": "check that the file and its folder exist and can be read (and written, to run)",
+    "CORRUPT": _DAMAGED,
+    "NOTADB": _DAMAGED,
+    "BUSY": "another process holds it locked: try again when that process has finished",
+    "LOCKED": "another process holds it locked: try again when that process has finished",
+    "IOERR": "the disk under it failed to read or write: check the disk, then try again",
+    "PERM": "check the file's permissions",
+}
+#: SQLite's messages of those codes (Python before 3.11 gives no error name).
+_MESSAGES = {
+    "database or disk is full": "FULL",
+    "readonly database": "READONLY",
+    "unable to open database file": "CANTOPEN",
+    "database disk image is malformed": "CORRUPT",
+    "file is not a database": "NOTADB",
+    "database is locked": "BUSY",
+    "disk i/o error": "IOERR",
+}
+
+
+def store_error(path: Path, what: str, exc: BaseException) -> StoreError:
+    """The one-line :class:`StoreError` of a failed store operation: the store, what failed, SQLite's
+    reason, and what to do about it.
+
+    >>> import sqlite3
+    >>> error = store_error(Path("s.sqlite"), "list runs", sqlite3.DatabaseError("file is not a database"))
+    >>> print(str(error)[:92])
+    store 's.sqlite': cannot list runs: file is not a database; the file is damaged or is not a
+    """
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    code = name.removeprefix("SQLITE_").split("_")[0]
+    if code not in _ADVICE:
+        text = str(exc).lower()
+        code = next((key for message, key in _MESSAGES.items() if message in text), "")
+    if isinstance(exc, OSError) and not isinstance(exc, sqlite3.Error):
+        reason = exc.strerror or str(exc)
+        advice = "check that its folder exists and can be written"
+    else:
+        reason = str(exc)
+        advice = _ADVICE.get(code, "check the file, or name another store with --store")
+    return StoreError(f"store {str(path)!r}: cannot {what}: {reason}; {advice}")
+
+
+def _settings(text: str) -> dict[str, Any]:
+    """A run's stored settings (JSON); a damaged value is an :class:`EvaluationError`."""
+    try:
+        settings = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise EvaluationError(f"the run's settings are not JSON ({exc})") from exc
+    if not isinstance(settings, dict):
+        raise EvaluationError(f"the run's settings are not a JSON object; got {type(settings).__name__}")
+    return settings
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection to the store at ``path``, also on read-only media.
+
+    ``mode=ro`` first: it reads a WAL store with its ``-wal`` and ``-shm`` files (SQLite builds
+    the shared memory index itself when ``-shm`` cannot be written).  A WAL store without a
+    ``-wal`` file (closed cleanly, or copied alone) on media where the ``-shm`` file cannot be
+    created cannot be opened that way (``unable to open database file``): then it is opened
+    ``immutable`` (no locks, no change detection), which is exact as long as nothing writes it,
+    and nothing can where not even ``-shm`` can be created.  A store whose ``-wal`` file holds
+    commits is never opened immutable (that would silently drop them).
+    """
+    uri = f"file:{urllib.parse.quote(str(path))}"
+    try:
+        return _connected(f"{uri}?mode=ro")
+    except sqlite3.OperationalError as exc:
+        wal = path.with_name(path.name + "-wal")
+        if "unable to open" not in str(exc) or (wal.exists() and wal.stat().st_size > 0):
+            raise
+    return _connected(f"{uri}?immutable=1")
+
+
+def _connected(uri: str) -> sqlite3.Connection:
+    """A connection to ``uri`` whose file has really been opened (SQLite opens lazily), else the error."""
+    db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    try:
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except BaseException:
+        db.close()
+        raise
+    return db
 
 
 @dataclass(frozen=True)
@@ -222,21 +319,39 @@ class TrialStore:
     >>> store.close()
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, readonly: bool = False) -> None:
         self.path = Path(path)
+        self.readonly = readonly
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=10000")
-            self._db.executescript(_SCHEMA)
+            if readonly:
+                self._db = _open_readonly(self.path)
+                tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master")}
+                if not {"runs", "trials"} <= tables:
+                    self._db.close()
+                    raise StoreError(
+                        f"store {str(self.path)!r}: cannot open the SQLite run store: it is not a "
+                        "trialscore run store (no runs and trials tables); name the store `trialscore run` "
+                        "wrote with --store"
+                    )
+            else:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path, isolation_level=None)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA busy_timeout=10000")
+                self._db.executescript(_SCHEMA)
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(runs)")}
             for name, kind in _LATER_COLUMNS:  # a store made before runs kept these
-                if name not in columns:
+                if name not in columns and not readonly:
                     self._db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                    columns.add(name)
         except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"store {str(self.path)!r}: cannot open the SQLite run store: {exc}") from exc
+            raise store_error(self.path, "open the SQLite run store", exc) from exc
+        self._suite_text = "suite_text" if "suite_text" in columns else "NULL"
+        # a read-only store made before runs kept their status reads as NULL (status "unknown")
+        self._state = ", ".join(
+            name if name in columns else "NULL" for name in ("status", "planned", "pid", "host")
+        )
 
     @staticmethod
     def row(run_id: str, record: TrialRecord) -> TrialRow:
@@ -277,14 +392,14 @@ class TrialStore:
         except sqlite3.IntegrityError as exc:
             raise EvaluationError(f"run_id {info.run_id!r} is already in store {str(self.path)!r}") from exc
         except sqlite3.Error as exc:
-            raise StoreError(f"store {str(self.path)!r}: cannot record run {info.run_id!r}: {exc}") from exc
+            raise store_error(self.path, f"record run {info.run_id!r}", exc) from exc
 
     def run(self, run_id: str) -> RunInfo:
         """The stored run ``run_id``; an unknown id is an error that lists the latest runs."""
-        with self._sql("read run"):
+        with self._reading("read run"):
             row = self._db.execute(
-                "SELECT run_id, suite, suite_path, suite_digest, settings, out_dir, created_at, suite_text "
-                "FROM runs WHERE run_id = ?",
+                "SELECT run_id, suite, suite_path, suite_digest, settings, out_dir, created_at, "
+                f"{self._suite_text} FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
             latest = [
@@ -295,11 +410,13 @@ class TrialStore:
             raise EvaluationError(
                 f"run_id {run_id!r} is not in store {str(self.path)!r} (latest runs: {known})"
             )
-        return RunInfo(row[0], row[1], row[2], row[3], json.loads(row[4]), row[5], row[6], row[7])
+        with self._reading(f"read run {run_id!r}"):
+            settings = _settings(row[4])
+        return RunInfo(row[0], row[1], row[2], row[3], settings, row[5], row[6], row[7])
 
     def start_session(self, run_id: str, planned: int) -> None:
         """Mark ``run_id`` as running in this process, with the trials it plans in all."""
-        with self._sql(f"mark run {run_id!r} as running"):
+        with self._reading(f"mark run {run_id!r} as running"):
             self._db.execute(
                 "UPDATE runs SET status = 'running', planned = ?, pid = ?, host = ? WHERE run_id = ?",
                 (planned, os.getpid(), socket.gethostname(), run_id),
@@ -309,7 +426,7 @@ class TrialStore:
         """Record how this process's session of ``run_id`` ended (a status of :data:`RUN_STATUSES`)."""
         if status not in RUN_STATUSES:
             raise EvaluationError(f"status must be one of {', '.join(RUN_STATUSES)}; got {status!r}")
-        with self._sql(f"mark run {run_id!r} as {status}"):
+        with self._reading(f"mark run {run_id!r} as {status}"):
             self._db.execute(
                 "UPDATE runs SET status = ?, finished_at = ? WHERE run_id = ?",
                 (status, datetime.now(timezone.utc).isoformat(), run_id),
@@ -317,10 +434,8 @@ class TrialStore:
 
     def state(self, run_id: str) -> RunState:
         """Where ``run_id`` stands: its status, trials planned and stored."""
-        with self._sql("read the run's status"):
-            row = self._db.execute(
-                "SELECT status, planned, pid, host FROM runs WHERE run_id = ?", (run_id,)
-            ).fetchone()
+        with self._reading("read the run's status"):
+            row = self._db.execute(f"SELECT {self._state} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise EvaluationError(f"run_id {run_id!r} is not in store {str(self.path)!r}")
         return RunState(run_id, _status(row[0], row[2], row[3]), row[1], self.count(run_id))
@@ -348,32 +463,54 @@ class TrialStore:
             if self._db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     self._db.execute("ROLLBACK")
-            raise StoreError(f"store {str(self.path)!r}: cannot commit trials: {exc}") from exc
+            raise store_error(self.path, "commit trials", exc) from exc
 
     def count(self, run_id: str) -> int:
         """How many trials of ``run_id`` are stored."""
-        with self._sql("count trials"):
+        with self._reading("count trials"):
             return int(
                 self._db.execute("SELECT COUNT(*) FROM trials WHERE run_id = ?", (run_id,)).fetchone()[0]
             )
 
     def records(self, run_id: str) -> list[TrialRecord]:
         """Every stored trial of ``run_id``, ordered by target, case and trial."""
-        with self._sql("read trials"):
-            rows = self._db.execute(
-                "SELECT record, output FROM trials WHERE run_id = ? ORDER BY target, case_id, trial",
-                (run_id,),
+        return list(self.iter_records(run_id))
+
+    def iter_records(
+        self, run_id: str, target: str | None = None, case_id: str | None = None
+    ) -> Iterator[TrialRecord]:
+        """The stored trials of ``run_id`` one at a time (never all in memory), ordered by target, case
+        and trial; only those of ``target`` and ``case_id`` when given."""
+        where, parameters = "run_id = ?", [run_id]
+        for column, value in (("target", target), ("case_id", case_id)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                parameters.append(value)
+        with self._reading("read trials"):
+            cursor = self._db.execute(
+                f"SELECT record, output FROM trials WHERE {where} ORDER BY target, case_id, trial", parameters
+            )
+            for line, output in cursor:
+                yield TrialRecord.from_json_line(line, where=f"run {run_id}").model_copy(
+                    update={"output": output}
+                )
+
+    def case_trials(
+        self, run_id: str, target: str, case_id: str
+    ) -> list[tuple[int, float | None, str, float | None]]:
+        """``(trial, score, verdict, cost_usd)`` of each stored trial of one case, in trial order."""
+        with self._reading("read trials"):
+            return self._db.execute(
+                "SELECT trial, json_extract(record, '$.score'), verdict, cost_usd FROM trials "
+                "WHERE run_id = ? AND target = ? AND case_id = ? ORDER BY trial",
+                (run_id, target, case_id),
             ).fetchall()
-        return [
-            TrialRecord.from_json_line(line, where=f"run {run_id}").model_copy(update={"output": output})
-            for line, output in rows
-        ]
 
     def run_ids(self, suite: str | None = None) -> list[str]:
         """Every stored run id (of ``suite`` only, when given), oldest first (by ``created_at``, then by
         when it was stored)."""
         where, args = ("WHERE suite = ? ", (suite,)) if suite is not None else ("", ())
-        with self._sql("list runs"):
+        with self._reading("list runs"):
             return [
                 row[0]
                 for row in self._db.execute(
@@ -383,7 +520,7 @@ class TrialStore:
 
     def suites(self) -> list[str]:
         """The names of the suites the store holds runs of, sorted."""
-        with self._sql("list suites"):
+        with self._reading("list suites"):
             return [row[0] for row in self._db.execute("SELECT DISTINCT suite FROM runs ORDER BY suite")]
 
     def resolve(self, name: str, suite: str | None = None) -> str | None:
@@ -411,9 +548,9 @@ class TrialStore:
     def summaries(self, suite: str | None = None) -> list[RunSummary]:
         """One :class:`RunSummary` per stored run (of ``suite`` only, when given), oldest first."""
         where, args = ("WHERE suite = ? ", (suite,)) if suite is not None else ("", ())
-        with self._sql("summarise runs"):
+        with self._reading("summarise runs"):
             runs = self._db.execute(
-                "SELECT run_id, suite, created_at, settings, status, planned, pid, host "
+                f"SELECT run_id, suite, created_at, settings, {self._state} "
                 f"FROM runs {where}ORDER BY created_at, rowid",
                 args,
             ).fetchall()
@@ -428,7 +565,8 @@ class TrialStore:
         out = []
         for run_id, suite_name, created_at, settings, status, planned_trials, pid, host in runs:
             rows = by_run.get(run_id, [])
-            planned = json.loads(settings).get("targets") or []
+            with self._reading(f"summarise run {run_id!r}"):
+                planned = _settings(settings).get("targets") or []
             targets = tuple(dict.fromkeys([*planned, *(row[1] for row in rows)]))
             rates: dict[str, list[float]] = {name: [] for name in targets}
             for _, target, _, trials, errored, passed, _, _ in rows:
@@ -454,11 +592,14 @@ class TrialStore:
         return out
 
     @contextlib.contextmanager
-    def _sql(self, what: str) -> Iterator[None]:
+    def _reading(self, what: str) -> Iterator[None]:
+        """Turn a failed read into a :class:`StoreError`: SQLite's own, or a row damaged past its checks."""
         try:
             yield
         except sqlite3.Error as exc:
-            raise StoreError(f"store {str(self.path)!r}: cannot {what}: {exc}") from exc
+            raise store_error(self.path, what, exc) from exc
+        except EvaluationError as exc:  # a stored record that no longer parses
+            raise StoreError(f"store {str(self.path)!r}: cannot {what}: {exc}; {_DAMAGED}") from exc
 
     def close(self) -> None:
         """Close the connection (committed trials are already durable)."""
@@ -468,12 +609,18 @@ class TrialStore:
 
 @contextlib.contextmanager
 def open_history(path: str | Path) -> Iterator[TrialStore]:
-    """An existing run store, to read its history; a missing store is an error, never created.
+    """An existing run store, opened read-only to read its history; a missing store is an error.
+
+    A store on read-only media (a read-only mount, a CI artifact) is read as it is: see
+    :func:`_open_readonly`.
 
     Raises
     ------
     EvaluationError
         When there is no store at ``path`` (it names the path and how runs get there).
+    StoreError
+        When the store cannot be opened or read (damaged, unreadable): the message names it and
+        what to do.
     """
     path = Path(path)
     if not path.is_file():
@@ -481,7 +628,7 @@ def open_history(path: str | Path) -> Iterator[TrialStore]:
             f"no run store at {str(path)!r}: `trialscore run` writes its runs there "
             "(or name one with --store)"
         )
-    store = TrialStore(path)
+    store = TrialStore(path, readonly=True)
     try:
         yield store
     finally:

@@ -35,21 +35,20 @@ never taken as certainty (the effective n is at most ``n**2``).  With
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any, Literal
 
 from trialscore._record import Record
-from trialscore.compat.scoring import GraderResult, StimulusScore, TrialGrade, compute_stimulus_score
+from trialscore.compat.scoring import MultiTrialMetrics, StimulusScore, pass_at_k, pass_to_the_k
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.suite import CaseSettings, Strategy
 from trialscore.stats.intervals import Interval, bounded_mean_interval
 
-__all__ = ["CaseResult", "CaseVerdict", "TrialSummary", "aggregate", "mean_verdict"]
+__all__ = ["CaseResult", "CaseTally", "CaseVerdict", "ExactSum", "TrialSummary", "aggregate", "mean_verdict"]
 
 #: A case's verdict: a trial's four, plus ``skipped`` (the cost limit stopped it before any trial ran).
 CaseVerdict = Literal["pass", "fail", "borderline", "error", "skipped"]
@@ -82,7 +81,7 @@ class CaseResult:
     score: float | None
     verdict: CaseVerdict
     strategy: Strategy
-    trials: tuple[TrialSummary, ...]
+    trials: Sequence[TrialSummary]
     passed_attempts: int
     total_attempts: int
     errored_attempts: int
@@ -143,41 +142,159 @@ class CaseResult:
         return record
 
 
-#: One trial as seed 000's scoring sees it: its grader results and its pass flag.
-_TrialPattern = tuple[tuple[GraderResult, ...], bool]
+class ExactSum:
+    """A running sum of floats rounded once, at the end: ``value`` equals ``math.fsum`` of every
+    number added (Shewchuk's non-overlapping partials, the algorithm ``fsum`` uses), in a few
+    floats however many were added.
+
+    >>> total = ExactSum()
+    >>> for _ in range(10):
+    ...     total.add(0.1)
+    >>> total.value == math.fsum([0.1] * 10) == 1.0
+    True
+    """
+
+    __slots__ = ("_partials",)
+
+    def __init__(self) -> None:
+        self._partials: list[float] = []
+
+    def add(self, x: float) -> None:
+        """Add ``x`` exactly."""
+        kept = 0
+        for y in self._partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            high = x + y
+            low = y - (high - x)
+            if low:
+                self._partials[kept] = low
+                kept += 1
+            x = high
+        del self._partials[kept:]
+        self._partials.append(x)
+
+    @property
+    def value(self) -> float:
+        """The sum, correctly rounded."""
+        return math.fsum(self._partials)
 
 
-def _pattern(record: TrialRecord) -> _TrialPattern:
-    """A trial's grader results, or (a record without any) its score as one grade named ``trial``."""
-    grades = record.grader_results or (
-        GraderResult(name="trial", score=float(record.score or 0.0), passed=bool(record.passed)),
-    )
-    return grades, bool(record.passed)
+class CaseTally:
+    """One case's trials of one target, counted as they come: what :class:`CaseResult` needs, in
+    memory that does not grow with the number of trials (the scores are kept as a histogram of
+    their distinct values; trial order does not matter).
+
+    >>> tally = CaseTally()
+    >>> for trial, score in enumerate((0.6, 0.9, 0.6)):
+    ...     tally.add(TrialRecord(case_id="c", trial=trial, score=score, verdict="pass", passed=True))
+    >>> tally.stored, tally.passed, tally.mean
+    (3, 3, 0.7)
+    """
+
+    __slots__ = ("cost", "known", "passed", "scores", "stored")
+
+    def __init__(self) -> None:
+        self.stored = 0
+        self.passed = 0
+        self.scores: dict[float, int] = {}  # distinct score -> how many scored trials have it
+        self.cost = ExactSum()
+        self.known = 0
+
+    def add(self, record: TrialRecord) -> None:
+        """Count one finished trial (errored or scored)."""
+        self.stored += 1
+        if record.cost_usd is not None:
+            self.cost.add(record.cost_usd)
+            self.known += 1
+        if record.errored:
+            return
+        score = float(record.score if record.score is not None else 0.0)
+        self.scores[score] = self.scores.get(score, 0) + 1
+        self.passed += record.passed is True
+
+    @property
+    def scored(self) -> int:
+        """Trials with a score (not errored)."""
+        return sum(self.scores.values())
+
+    @property
+    def mean(self) -> float:
+        """The mean score, correctly rounded (what ``math.fsum(scores) / n`` gives)."""
+        total = sum((Fraction(value) * count for value, count in self.scores.items()), Fraction(0))
+        return float(total) / self.scored
+
+    def result(
+        self,
+        settings: CaseSettings,
+        eval_id: str,
+        target: str,
+        category: str | None = None,
+        cost_limited: bool = False,
+        trials: Sequence[TrialSummary] = (),
+    ) -> CaseResult:
+        """The case's :class:`CaseResult` by ``settings.strategy``; ``trials`` is its ``trials`` list
+        (the stored trials, in trial order; any sequence, so a run can read it from its store)."""
+        scored = self.scored
+        strategy = settings.strategy
+        ci = None
+        if strategy == "confidence_interval" and scored:
+            values = sorted(self.scores)
+            ci = bounded_mean_interval(values, level=0.95, counts=[self.scores[v] for v in values])
+        score: float | None
+        verdict: CaseVerdict
+        if scored:
+            score, verdict = _verdict(strategy, self, settings, ci)
+        else:
+            score, verdict = None, "error" if self.stored else "skipped"
+        return CaseResult(
+            eval_id=eval_id,
+            target=target,
+            category=category,
+            score=score,
+            verdict=verdict,
+            strategy=strategy,
+            trials=trials,
+            passed_attempts=self.passed,
+            total_attempts=scored,
+            errored_attempts=self.stored - scored,
+            planned_attempts=settings.trials,
+            ci95=ci,
+            stimulus=_stimulus(eval_id, scored, self.passed, self.mean) if scored else None,
+            cost_usd=self.cost.value if self.known or not self.stored else None,
+            unknown_cost_attempts=self.stored - self.known,
+            cost_limited=cost_limited,
+        )
 
 
-@functools.lru_cache(maxsize=4096)
-def _stimulus_of(trials: tuple[_TrialPattern, ...]) -> StimulusScore:
-    """Seed 000's stimulus score of a pattern of trials (named later): cases share few distinct patterns."""
-    return compute_stimulus_score("-", [TrialGrade(*trial) for trial in trials], has_graders=True)
+def _stimulus(eval_id: str, n: int, c: int, mean: float) -> StimulusScore:
+    """Seed 000's stimulus score of ``n`` scored trials, ``c`` passed, mean weighted score ``mean``.
 
-
-def _stimulus(eval_id: str, scored: Sequence[TrialRecord]) -> StimulusScore | None:
-    if not scored:
-        return None
-    return dataclasses.replace(
-        _stimulus_of(tuple(_pattern(record) for record in scored)), stimulus_name=eval_id
+    What :func:`~trialscore.compat.scoring.compute_stimulus_score` gives for them (a trial's
+    weighted grader mean is its score), without keeping every trial's grader results.
+    """
+    rate = c / n
+    metrics = MultiTrialMetrics(rate, pass_at_k(n, c, n), pass_to_the_k(rate, n), n)
+    return StimulusScore(
+        stimulus_name=eval_id,
+        trial_results=(),
+        aggregate_score=mean,
+        multi_trial=metrics,
+        unscored=False,
+        flaky=0 < c < n,
+        flakiness_percent=100 * min(c, n - c) / n,
     )
 
 
 def _verdict(
-    strategy: Strategy, scores: list[float], passed: int, settings: CaseSettings, ci: Interval | None
+    strategy: Strategy, tally: CaseTally, settings: CaseSettings, ci: Interval | None
 ) -> tuple[float, CaseVerdict]:
-    n = len(scores)
+    passed = tally.passed
     if strategy == "pass_at_k":
-        return max(scores), "pass" if passed > 0 else "fail"
+        return max(tally.scores), "pass" if passed > 0 else "fail"
     if strategy == "pass_all":
-        return min(scores), "pass" if passed == n else "fail"
-    mean = math.fsum(scores) / n
+        return min(tally.scores), "pass" if passed == tally.scored else "fail"
+    mean = tally.mean
     threshold = settings.threshold
     if ci is not None and threshold is not None:
         if ci.low >= threshold:
@@ -243,36 +360,8 @@ def aggregate(
     ('pass', 0.9, {'strategy': 'pass_at_k', 'passed_attempts': 1, 'total_attempts': 3})
     """
     ordered = sorted(records, key=lambda record: record.trial)
-    scored = [record for record in ordered if not record.errored]
-    scores = [float(record.score) for record in scored]  # type: ignore[arg-type]
-    passed = sum(record.passed is True for record in scored)
-    costs = [record.cost_usd for record in ordered]
-    known = [cost for cost in costs if cost is not None]
-    strategy = settings.strategy
-    ci = None
-    if strategy == "confidence_interval" and scores:
-        ci = bounded_mean_interval(scores, level=0.95)
-    score: float | None
-    verdict: CaseVerdict
-    if scores:
-        score, verdict = _verdict(strategy, scores, passed, settings, ci)
-    else:
-        score, verdict = None, "error" if ordered else "skipped"
-    return CaseResult(
-        eval_id=eval_id,
-        target=target,
-        category=category,
-        score=score,
-        verdict=verdict,
-        strategy=strategy,
-        trials=tuple(TrialSummary(r.trial, r.score, r.verdict, r.cost_usd) for r in ordered),
-        passed_attempts=passed,
-        total_attempts=len(scored),
-        errored_attempts=len(ordered) - len(scored),
-        planned_attempts=settings.trials,
-        ci95=ci,
-        stimulus=_stimulus(eval_id, scored),
-        cost_usd=math.fsum(known) if known or not costs else None,
-        unknown_cost_attempts=sum(cost is None for cost in costs),
-        cost_limited=cost_limited,
-    )
+    tally = CaseTally()
+    for record in ordered:
+        tally.add(record)
+    trials = tuple(TrialSummary(r.trial, r.score, r.verdict, r.cost_usd) for r in ordered)
+    return tally.result(settings, eval_id, target, category, cost_limited, trials)

@@ -37,13 +37,12 @@ from trialscore._words import plural
 from trialscore.compat.scoring import compute_skill_score
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
-from trialscore.results.records import TrialRecord
-from trialscore.runner.failures import error_summary, total_usd
+from trialscore.runner.aggregator import RunAggregator, TargetTotals
 from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
 
-__all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "target_metrics"]
+__all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "tallies_of", "target_metrics"]
 
 #: The skill name of cases without a category.
 UNCATEGORIZED = "uncategorized"
@@ -180,18 +179,18 @@ def _stimulus_dict(case: CaseResult) -> dict[str, Any] | None:
 def build_summary(report: RunReport) -> dict[str, Any]:
     """The ``summary.json`` document of a completed run (see the module docstring)."""
     suite = report.suite
+    tallies = tallies_of(report)
     targets: dict[str, Any] = {}
     for name in report.settings.get("targets", []):
         cases = [case for case in report.cases if case.target == name]
-        records = [record for record in report.records if record.target == name]
-        scored = [record for record in records if not record.errored]
+        totals = tallies.targets.get(name, TargetTotals())
         targets[name] = {
             "trials": {
                 "planned": sum(case.planned_attempts for case in cases),
-                "stored": len(records),
-                "scored": len(scored),
-                "passed": sum(record.passed is True for record in scored),
-                "errored": len(records) - len(scored),
+                "stored": totals.stored,
+                "scored": totals.scored,
+                "passed": totals.passed,
+                "errored": totals.errored,
                 "cost_limited": sum(
                     case.planned_attempts - len(case.trials) for case in cases if case.cost_limited
                 ),
@@ -200,9 +199,9 @@ def build_summary(report: RunReport) -> dict[str, Any]:
             "case_verdicts": _verdicts(cases),
             "stimulus_scores": [s for s in (_stimulus_dict(case) for case in cases) if s is not None],
             "skill_scores": _skills(cases, suite.execution.skill_mark),
-            **_cost(records),
+            **totals.cost_dict(),
         }
-    errors = error_summary(report.records, [case.id for case in suite.cases])
+    errors = tallies.errors.summary([case.id for case in suite.cases])
     return {
         "run_id": report.run_id,
         "suite": suite.name,
@@ -216,13 +215,14 @@ def build_summary(report: RunReport) -> dict[str, Any]:
     }
 
 
-def _cost(records: Sequence[TrialRecord]) -> dict[str, Any]:
-    """A target's known spend (null when no trial's cost is known) and its trials of unknown cost."""
-    known = [record.cost_usd for record in records if record.cost_usd is not None]
-    return {
-        "cost_usd": total_usd(math.fsum(known)) if known or not records else None,
-        "trials_with_unknown_cost": len(records) - len(known),
-    }
+def tallies_of(report: RunReport) -> RunAggregator:
+    """The run's running counts; for a report made without them, counted from its store."""
+    if report.tallies is not None:
+        return report.tallies
+    tallies = RunAggregator()
+    for record in report.iter_records():
+        tallies.add(record)
+    return tallies
 
 
 def _error_warnings(errors: dict[str, Any]) -> list[str]:

@@ -105,7 +105,7 @@ class Controller:
             {name: spec.max_cost_usd for name, spec in specs.items() if spec.max_cost_usd is not None},
             execution.evaluated,
         )
-        for record in execution.records:
+        for record in execution.resumed:
             admission.observe(record.target or "", record.cost_usd)
         return admission
 

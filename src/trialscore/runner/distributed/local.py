@@ -33,7 +33,10 @@ _SPAWN = multiprocessing.get_context("spawn")
 
 def worker_main(conn: Connection, worker: int, setup: WorkerSetup) -> None:
     """The body of a worker process (the controller starts it; not for direct use)."""
+    from trialscore.runner.reaper import enable_subreaper
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    enable_subreaper()  # the process exists for the run: it adopts what its programs orphan
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve(conn, worker, setup))
 

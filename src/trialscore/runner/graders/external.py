@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
 from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult
@@ -17,6 +17,7 @@ from trialscore.runner.graders.base import Grade, GraderError, binary
 from trialscore.runner.imports import load_callable
 from trialscore.runner.offloop import in_daemon_thread, within
 from trialscore.runner.registry import (
+    DEFAULT_MAX_OUTPUT_BYTES,
     GraderSpecBase,
     Loc,
     Name,
@@ -33,11 +34,13 @@ _Argv = Annotated[tuple[Name, ...], Field(min_length=1)]
 
 
 class CommandGraderSpec(GraderSpecBase):
-    """A program given the output on stdin; exit status 0 passes."""
+    """A program given the output on stdin; exit status 0 passes.  What it writes is not kept; past
+    ``max_output_bytes`` on stdout it is ended and the trial errors."""
 
     type: Literal["command"]
     argv: _Argv
     timeout_s: Positive = 30.0
+    max_output_bytes: Annotated[StrictInt, Field(ge=1)] = DEFAULT_MAX_OUTPUT_BYTES
 
 
 class PythonGraderSpec(GraderSpecBase):
@@ -93,7 +96,8 @@ class CommandGrader:
         where = f"command grader {self._spec.label!r}"
         try:
             status, _, _ = await within(
-                run_program(self._spec.argv, output, env, self._directory), self._spec.timeout_s
+                run_program(self._spec.argv, output, env, self._directory, self._spec.max_output_bytes),
+                self._spec.timeout_s,
             )
         except TimeoutError as exc:
             raise GraderError(f"{where}: no exit within timeout_s={self._spec.timeout_s}") from exc
@@ -142,7 +146,7 @@ class PythonGrader:
             if self._is_async:
                 value = await within(self._fn(output, request.case), timeout)
             else:
-                value = await within(in_daemon_thread(self._fn, output, request.case), timeout)
+                value = await in_daemon_thread(self._fn, output, request.case, timeout=timeout)
         except TimeoutError as exc:
             raise GraderError(f"{self._where}: no result within timeout_s={timeout:g}") from exc
         except (GraderError, EvaluationError):

@@ -33,8 +33,10 @@ from trialscore.runner.registry import (
     GRADERS,
     TARGETS,
     GraderSpecBase,
+    Label,
     Name,
     NonNegative,
+    OneLine,
     Positive,
     Problem,
     Spec,
@@ -160,11 +162,11 @@ class CaseExecution(Spec):
 class CaseSpec(Spec):
     """One eval case: ``input`` (or ``prompt``), ``expected``, ``category``, ``tags`` and ``graders``."""
 
-    id: Name
+    id: Label
     input: str | dict[str, Any] | list[Any] | None = None
     prompt: str | None = None
     expected: Any = None
-    category: str | None = None
+    category: OneLine | None = None
     tags: tuple[str, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)
     graders: tuple[GraderSpec, ...] | None = None

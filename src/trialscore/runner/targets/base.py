@@ -16,7 +16,16 @@ from trialscore.runner.seeds import attempt_seed
 if TYPE_CHECKING:  # the suite schema imports the targets (their specs): no import at run time
     from trialscore.runner.suite import CaseSpec
 
-__all__ = ["Target", "TargetError", "TargetReply", "TransientTargetError", "TrialRequest", "reply_from"]
+__all__ = [
+    "Target",
+    "TargetError",
+    "TargetReply",
+    "TransientTargetError",
+    "TrialRequest",
+    "check_output_size",
+    "describe_bytes",
+    "reply_from",
+]
 
 
 @dataclass(frozen=True)
@@ -26,7 +35,8 @@ class TrialRequest:
     ``prompt`` is the case's text for an ordinary trial, or the filled rubric
     when an ``llm_judge`` grader calls a target.  ``seed`` is the trial's (as recorded);
     ``attempt`` counts the retries of this call (0 for the first), and a target passes on
-    :attr:`attempt_seed`, so that each retry gets a seed of its own.
+    :attr:`attempt_seed`, so that each retry gets a seed of its own.  ``timeout_s`` is the call's
+    deadline, for a target that keeps it itself (``timed_by_call``).
     """
 
     case: CaseSpec
@@ -34,6 +44,7 @@ class TrialRequest:
     seed: int
     prompt: str
     attempt: int = 0
+    timeout_s: float | None = None
 
     @property
     def attempt_seed(self) -> int:
@@ -81,6 +92,34 @@ def _tokens(value: object, where: str) -> TokenUsage | None:
         except EvaluationError as exc:
             raise EvaluationError(f"{where}: tokens: {exc}") from exc
     raise EvaluationError(f"{where}: tokens must be an object {{input, output}} or null; got {value!r}")
+
+
+def describe_bytes(size: int) -> str:
+    """A byte count as people say it: ``8 MiB``, ``64 KiB``, ``100 bytes``.
+
+    >>> describe_bytes(8 * 2**20), describe_bytes(65536), describe_bytes(1500)
+    ('8 MiB', '64 KiB', '1500 bytes')
+    """
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} bytes"
+
+
+def check_output_size(output: str, limit: int, where: str) -> None:
+    """Refuse an output of more than ``limit`` bytes (UTF-8): :class:`TargetError` (the trial errors).
+
+    >>> check_output_size("x" * 10, 8, "target 't'")
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.TargetError: target 't': output over 8 bytes (max_output_bytes=8); not kept
+    """
+    if len(output) * 4 <= limit:  # a character is at most 4 bytes: no need to count
+        return
+    if len(output.encode("utf-8", "surrogatepass")) > limit:
+        raise TargetError(
+            f"{where}: output over {describe_bytes(limit)} (max_output_bytes={limit}); not kept"
+        )
 
 
 def reply_from(value: object, where: str) -> TargetReply:

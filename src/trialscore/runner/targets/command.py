@@ -21,18 +21,19 @@ import asyncio
 import contextlib
 import json
 import os
-import signal
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from trialscore.runner.registry import Name, TargetSpecBase, register_target
+from trialscore.runner.reaper import TAG_ENV, end_program, forget, new_tag, started
+from trialscore.runner.registry import DEFAULT_MAX_OUTPUT_BYTES, Name, TargetSpecBase, register_target
 from trialscore.runner.targets.base import (
     TargetError,
     TargetReply,
     TransientTargetError,
     TrialRequest,
+    describe_bytes,
     reply_from,
 )
 
@@ -54,59 +55,163 @@ EX_TEMPFAIL = 75
 _ENV_INPUT_LIMIT = 64 * 1024
 #: Seconds to wait for a killed program's pipes to close before they are closed from this side.
 _REAP_S = 5.0
+#: How much of a program's stderr is kept (its end: the error message is there).
+_STDERR_TAIL = 64 * 1024
+_CHUNK = 64 * 1024
+#: How often a call whose pipes are still open checks whether the program itself has exited (seconds).
+_POLL_S = 0.05
 
 
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """SIGKILL the process group ``process`` leads (it and every child it started that stayed in it)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(process.pid, signal.SIGKILL)
+class _OverLimit(Exception):
+    """The program wrote more to stdout than it may."""
 
 
 async def _reap(process: asyncio.subprocess.Process) -> None:
-    """Wait for a killed process; give up on pipes a descendant that left the group still holds."""
+    """Wait for a killed process, its pipes closed from this side first (what is left in them is not
+    wanted, and a full pipe a reader stopped on would never report its end)."""
+    _close_pipes(process)
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(asyncio.shield(process.wait()), _REAP_S)
-    transport = getattr(process, "_transport", None)  # close the pipes now, on this (still open) loop
-    if transport is not None:
-        transport.close()
+    process._transport.close()  # type: ignore[attr-defined]
+
+
+def _close_pipes(process: asyncio.subprocess.Process) -> None:
+    """Close the program's stdin, stdout and stderr from this side (their readers see their end)."""
+    transport = process._transport  # type: ignore[attr-defined]
+    for fd in (0, 1, 2):
+        pipe = transport.get_pipe_transport(fd)
+        if pipe is not None:
+            pipe.close()
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+async def _exited(process: asyncio.subprocess.Process) -> None:
+    """Return once the program itself has exited (its pipes may still be held by descendants)."""
+    while process.returncode is None:
+        await asyncio.sleep(_POLL_S)
+
+
+async def _until_answered(
+    process: asyncio.subprocess.Process, tag: str, exchange: asyncio.Future[Any]
+) -> None:
+    """Await the exchange with the program; once the program itself has exited, end what it left
+    behind (a descendant holding stdout would otherwise keep the call open until its timeout), and
+    after :data:`_REAP_S` close the pipes from this side: what was read is the answer."""
+    exited = asyncio.ensure_future(_exited(process))
+    try:
+        await asyncio.wait([exchange, exited], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        exited.cancel()
+    if not exchange.done():
+        end_program(process.pid, tag, reaped=True)
+        done, _ = await asyncio.wait([exchange], timeout=_REAP_S)
+        if not done:
+            _close_pipes(process)
+    await exchange
+
+
+async def _feed(stream: asyncio.StreamWriter | None, data: bytes) -> None:
+    """Write ``data`` to the program's stdin and close it (a program that does not read it is fine)."""
+    if stream is None:
+        return
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.write(data)
+        await stream.drain()
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        stream.close()
+
+
+async def _read_capped(stream: asyncio.StreamReader | None, limit: int) -> bytes:
+    """All of ``stream``; :class:`_OverLimit` as soon as it passes ``limit`` bytes (reading stops)."""
+    chunks: list[bytes] = []
+    size = 0
+    while stream is not None and (chunk := await stream.read(_CHUNK)):
+        size += len(chunk)
+        if size > limit:
+            raise _OverLimit
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _read_tail(stream: asyncio.StreamReader | None, keep: int) -> bytes:
+    """The last ``keep`` bytes of ``stream``, read to its end in bounded memory."""
+    tail = bytearray()
+    while stream is not None and (chunk := await stream.read(_CHUNK)):
+        tail += chunk
+        if len(tail) > keep:
+            del tail[:-keep]
+    return bytes(tail)
 
 
 async def run_program(
-    argv: tuple[str, ...], stdin: str, env: dict[str, str], cwd: Path
+    argv: tuple[str, ...],
+    stdin: str,
+    env: dict[str, str],
+    cwd: Path,
+    max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
 ) -> tuple[int, str, str]:
     """Run ``argv`` with ``stdin``; return ``(exit status, stdout, stderr)``.
 
-    The program runs in its own session and process group.  If the awaiting task
-    is cancelled (a timeout, Ctrl-C, SIGTERM) the whole group is killed: the
-    program and every child it started (``sh -c``, ``bash run.sh``, ``npm run``),
-    so a grandchild holding the output pipe cannot keep the call alive.  Whatever
-    is left of the group when the program exits is killed too, so no trial leaves
-    a program running behind it.
+    The program runs in its own session and process group.  However its call ends (it exits,
+    its caller times out, Ctrl-C, SIGTERM), everything it started is ended with it
+    (:func:`trialscore.runner.reaper.end_program`): its group, the descendants that left the
+    group (``setsid``), and, in a process that made itself the subreaper
+    (:func:`~trialscore.runner.reaper.enable_subreaper`: ``trialscore run`` and its workers do),
+    those that also left its tree (re-parented to it, found by the tag in their environment).
+    So no trial leaves a program running behind it, and a
+    grandchild holding the output pipe cannot keep the call alive.
+
+    Its stdout is read up to ``max_output_bytes``: past that, reading stops, the program is ended
+    and the call raises :class:`TargetError` (``output over 8 MiB``).  Of its stderr the last
+    64 KiB are kept.  So a program that writes without end cannot grow the runner's memory.
 
     >>> import asyncio, sys
     >>> asyncio.run(run_program((sys.executable, "-c", "print(input()[::-1])"), "abc", {}, Path(".")))
     (0, 'cba\\n', '')
     """
+    tag = new_tag()
+    with started() as running:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env={**os.environ, **env, TAG_ENV: tag},
+                cwd=cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TargetError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
+        running(process.pid)
+    reading = asyncio.ensure_future(_read_capped(process.stdout, max_output_bytes))
+    tail = asyncio.ensure_future(_read_tail(process.stderr, _STDERR_TAIL))
+    exchange = [asyncio.ensure_future(_feed(process.stdin, stdin.encode())), reading, tail]
+    gathered = asyncio.gather(*exchange)
+    gathered.add_done_callback(_retrieved)  # when the call is given up, nobody awaits it
     try:
-        process = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, **env},
-            cwd=cwd,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise TargetError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
-    try:
-        out, err = await process.communicate(stdin.encode())
-    except BaseException:
-        _kill_group(process)
+        await _until_answered(process, tag, gathered)
+        out, err = reading.result(), tail.result()
+        status = await process.wait()
+    except BaseException as exc:
+        for task in exchange:
+            task.cancel()
+        end_program(process.pid, tag, reaped=process.returncode is not None)
         await _reap(process)
+        if process.returncode is not None:
+            forget(process.pid)
+        if isinstance(exc, _OverLimit):
+            raise TargetError(
+                f"output over {describe_bytes(max_output_bytes)} (max_output_bytes={max_output_bytes}); "
+                "stopped reading it and ended the program"
+            ) from None
         raise
-    _kill_group(process)  # background children the program left behind
-    status = process.returncode if process.returncode is not None else await process.wait()
+    end_program(process.pid, tag, reaped=True)  # background children the program left behind
+    forget(process.pid)
     return status, out.decode(errors="replace"), err.decode(errors="replace")
 
 
@@ -123,6 +228,7 @@ class CommandTarget:
         self._argv = spec.argv
         self._env = dict(spec.env)
         self._cwd = directory / spec.cwd if spec.cwd else directory
+        self._limit = spec.max_output_bytes
 
     async def __call__(self, request: TrialRequest) -> TargetReply:
         """Run the program for one trial and parse its stdout."""
@@ -139,7 +245,7 @@ class CommandTarget:
             env["TRIALSCORE_INPUT"] = request.prompt
         where = f"target {self.name!r}"
         try:
-            status, out, err = await run_program(self._argv, request.prompt, env, self._cwd)
+            status, out, err = await run_program(self._argv, request.prompt, env, self._cwd, self._limit)
         except TargetError as exc:
             raise TargetError(f"{where}: {exc}") from exc
         if status == EX_TEMPFAIL:

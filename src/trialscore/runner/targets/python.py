@@ -8,6 +8,13 @@ A thread cannot be interrupted, so a timeout abandons a hung call rather than
 stopping it: the hung call keeps only its own thread (later trials do not queue
 behind it), and being a daemon thread it does not keep the process alive at exit.
 An exception it raises errors the trial; :class:`TransientTargetError` asks for a retry.
+
+A sync call is timed by its own clock (from when its thread started it to when it returned),
+not by the event loop's: a call that spins holds the GIL and makes the loop late, and a healthy
+call that returned within ``timeout_s`` is not turned into a timeout because the loop saw it late.
+A callable that may spin (CPU-bound, or a loop that may never end) should run with
+``isolation: process``: each call in a process of its own, killed past ``timeout_s``
+(:mod:`trialscore.runner.isolation`), so a spinning call takes nothing from the other trials.
 """
 
 from __future__ import annotations
@@ -20,9 +27,16 @@ from typing import Literal
 
 from trialscore.errors import EvaluationError
 from trialscore.runner.imports import load_callable
-from trialscore.runner.offloop import in_daemon_thread
+from trialscore.runner.isolation import call_in_process
+from trialscore.runner.offloop import in_daemon_thread, within
 from trialscore.runner.registry import Loc, Name, Problem, TargetSpecBase, register_target
-from trialscore.runner.targets.base import TargetReply, TrialRequest, reply_from
+from trialscore.runner.targets.base import (
+    TargetError,
+    TargetReply,
+    TrialRequest,
+    check_output_size,
+    reply_from,
+)
 
 __all__ = ["PythonTarget", "PythonTargetSpec", "in_daemon_thread"]
 
@@ -32,6 +46,7 @@ class PythonTargetSpec(TargetSpecBase):
 
     type: Literal["python"]
     callable: Name
+    isolation: Literal["thread", "process"] = "thread"
 
     def environment_problems(self, loc: Loc, directory: Path) -> Iterator[Problem]:
         """The callable must import."""
@@ -47,6 +62,10 @@ class PythonTarget:
     def __init__(self, spec: PythonTargetSpec, directory: Path) -> None:
         self.name = spec.name
         self._where = f"target {spec.name!r}"
+        self._limit = spec.max_output_bytes
+        self._reference, self._directory, self._isolation = spec.callable, directory, spec.isolation
+        #: The call keeps its own deadline (``request.timeout_s``): see the module docstring.
+        self.timed_by_call = True
         self._fn = load_callable(spec.callable, directory, self._where)
         self._is_async = inspect.iscoroutinefunction(self._fn)
         try:
@@ -58,13 +77,24 @@ class PythonTarget:
         )
 
     async def __call__(self, request: TrialRequest) -> TargetReply:
-        """Call the function for one trial."""
-        fn = functools.partial(self._fn, attempt=request.attempt) if self._takes_attempt else self._fn
-        if self._is_async:
-            value = await fn(request.case, request.attempt_seed)
+        """Call the function for one trial, within ``request.timeout_s`` (see the module docstring)."""
+        kwargs = {"attempt": request.attempt} if self._takes_attempt else {}
+        args = (request.case, request.attempt_seed)
+        timeout = request.timeout_s
+        if self._isolation == "process":
+            ok, value = await call_in_process(
+                self._reference, self._directory, self._where, args, kwargs, timeout
+            )
+            if not ok:
+                raise TargetError(f"{self._where}: {value}")
+        elif self._is_async:
+            call = self._fn(*args, **kwargs)
+            value = await (within(call, timeout) if timeout is not None else call)
         else:
-            value = await in_daemon_thread(fn, request.case, request.attempt_seed)
-        return reply_from(value, self._where)
+            value = await in_daemon_thread(functools.partial(self._fn, **kwargs), *args, timeout=timeout)
+        reply = reply_from(value, self._where)
+        check_output_size(reply.output, self._limit, self._where)
+        return reply
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -1,0 +1,108 @@
+"""A python target's call in a process of its own (``isolation: process``), ended when it runs too long.
+
+A sync call in a thread cannot be stopped: a call that spins keeps its thread and holds the GIL,
+which the event loop and every other trial need.  With ``isolation: process`` each call runs in a
+fresh process (from a ``forkserver`` on Linux, else ``spawn``), which imports the callable itself;
+past ``timeout_s`` the process is killed, so a spinning call costs neither CPU nor GIL afterwards.
+The price is a process start per call (some milliseconds, plus importing the callable's module),
+and the case, the seed and the reply cross a pipe (they must pickle; they are plain data).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing
+import sys
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from trialscore.runner.offloop import within
+
+__all__ = ["call_in_process"]
+
+#: Seconds a killed call's process is waited for.
+_JOIN_S = 5.0
+#: Seconds a call's process may take to start and import the callable before the call is timed.
+_START_S = 60.0
+_STARTED = "started"
+
+
+def _context() -> Any:
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__, "trialscore.runner.imports"])  # imported once, by the server
+    return context
+
+
+def _child(
+    out: Connection, reference: str, directory: str, where: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
+    """In the call's process: import the callable, call it, send ``(ok, value or message)`` back."""
+    import inspect
+
+    from trialscore.runner.imports import load_callable
+
+    try:
+        fn = load_callable(reference, Path(directory), where)
+        out.send(_STARTED)  # the call's own clock starts now, not when the process was asked for
+        value = fn(*args, **kwargs)
+        if inspect.isawaitable(value):
+            value = asyncio.run(_awaited(value))
+        out.send((True, value))
+    except BaseException as exc:  # the parent errors the trial with it
+        out.send((False, f"raised {type(exc).__name__}: {exc}"))
+    finally:
+        out.close()
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+async def call_in_process(
+    reference: str,
+    directory: Path,
+    where: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    timeout: float | None,
+) -> tuple[bool, Any]:
+    """Call ``reference(*args, **kwargs)`` in a process of its own: ``(True, value)`` or ``(False,
+    message)``; :class:`TimeoutError` (the process killed) when the call runs past ``timeout``
+    seconds, timed from when the process starts it (its start and import are not the call's)."""
+    context = _context()
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(
+        target=_child, args=(send, reference, str(directory), where, args, kwargs), daemon=True
+    )
+    process.start()
+    send.close()
+    loop = asyncio.get_running_loop()
+    ready = asyncio.Event()
+    loop.add_reader(receive.fileno(), ready.set)
+
+    async def message(seconds: float | None) -> Any:
+        await (within(ready.wait(), seconds) if seconds is not None else ready.wait())
+        ready.clear()
+        if not receive.poll():  # woken, but the message is not whole yet
+            return await message(seconds)
+        return receive.recv()
+
+    try:
+        try:
+            first = await message(_START_S)
+            result: tuple[bool, Any] = first if first != _STARTED else await message(timeout)
+        except EOFError:  # the process died without answering
+            process.join(_JOIN_S)
+            return False, f"its process ended without a reply (exit status {process.exitcode})"
+        return result
+    finally:
+        loop.remove_reader(receive.fileno())
+        receive.close()
+        if process.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+        await asyncio.get_running_loop().run_in_executor(None, process.join, _JOIN_S)

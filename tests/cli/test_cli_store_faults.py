@@ -1,0 +1,211 @@
+"""Every command that opens the run store survives one it cannot write or read.
+
+A store on read-only media (a real read-only tmpfs where the test may mount one) is read by every
+reading command; only ``run`` needs to write it, and says so.  A damaged store (its first page, a
+page of its trials table, a row's JSON) is one line naming the store and what to do, exit 74, in
+every command, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.media import can_mount, copy_files, run_commands
+from trialscore.cli import app
+from trialscore.cli._app import EXIT_STORE_FAILED
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store with two demo runs (13 cases x 5 and x 3 trials), closed cleanly (no -wal file)."""
+    folder = tmp_path_factory.mktemp("stored")
+    store = folder / "store.sqlite"
+    for trials in ("5", "3"):
+        args = ["run", "--demo", "--store", str(store), "--no-progress", "--trials", trials]
+        result = runner.invoke(app, [*args, "--out", str(folder / f"out{trials}")])
+        assert result.exit_code == 0, result.output
+    assert not store.with_name("store.sqlite-wal").exists()
+    return store
+
+
+def copy_of(store: Path, into: Path) -> Path:
+    into.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(store, into / "store.sqlite"))
+
+
+#: Every reading command, as arguments after ``trialscore`` (``{store}``: the store, ``{out}``: a
+#: writable folder outside it).
+READERS = {
+    "runs": ["runs", "--store", "{store}"],
+    "runs show": ["runs", "show", "latest", "--store", "{store}"],
+    "score": ["score", "latest", "--store", "{store}", "-f", "json"],
+    "compare": ["compare", "latest~1", "latest", "--store", "{store}", "-f", "json"],
+    "track": ["track", "--store", "{store}", "-f", "json"],
+    "report": ["report", "latest", "--store", "{store}", "--out", "{out}/report.html"],
+}
+
+
+def arguments(command: str, store: Path, out: Path) -> list[str]:
+    return [part.format(store=store, out=out) for part in READERS[command]]
+
+
+def one_store_line(output: str, store: Path) -> str:
+    """The single line a store failure prints; fails on a traceback or more lines."""
+    lines = [line for line in output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in output, output
+    assert lines[0].startswith(f"error: store '{store}': cannot "), lines[0]
+    return lines[0]
+
+
+# ---------------------------------------------------------------- a damaged store
+
+
+def damage_first_page(store: Path) -> None:
+    with store.open("r+b") as handle:
+        handle.write(b"this is no longer a SQLite header" * 3)
+
+
+def damage_trials_table(store: Path) -> None:
+    """Overwrite the root page of the trials table (an interior page: 65 + 39 trials span many pages)."""
+    with contextlib.closing(sqlite3.connect(store)) as db:
+        page_size = db.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'trials'").fetchone()
+        pages = db.execute("SELECT COUNT(*) FROM dbstat WHERE name = 'trials'").fetchone()[0]
+    assert pages > 2, "the trials table must span several pages for this test"
+    with store.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        handle.write(b"\xff" * page_size)
+
+
+#: Each damage, and what the line says of it.
+DAMAGES = {
+    "first page": (damage_first_page, ["file is not a database", "restore it from a copy"]),
+    "trials table page": (damage_trials_table, ["malformed", "sqlite3 STORE .recover"]),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGES))
+@pytest.mark.parametrize("command", sorted(READERS))
+def test_a_damaged_store_is_one_line_and_exit_74_in_every_command(
+    stored: Path, tmp_path: Path, command: str, damage: str
+) -> None:
+    store = copy_of(stored, tmp_path / "damaged")
+    spoil, said = DAMAGES[damage]
+    spoil(store)
+    result = runner.invoke(app, arguments(command, store, tmp_path))
+    assert result.exit_code == EXIT_STORE_FAILED, result.output
+    line = one_store_line(result.output, store)
+    assert all(words in line for words in said), line
+
+
+def test_a_damaged_row_is_named_as_damage_not_as_bad_input(stored: Path, tmp_path: Path) -> None:
+    store = copy_of(stored, tmp_path / "rows")
+    with contextlib.closing(sqlite3.connect(store)) as db, db:
+        db.execute("UPDATE runs SET settings = '{\"targets\": [' WHERE rowid = 2")
+        db.execute("UPDATE trials SET record = 'not json' WHERE rowid = (SELECT MAX(rowid) FROM trials)")
+    for command in ("runs", "score"):
+        result = runner.invoke(app, arguments(command, store, tmp_path))
+        assert result.exit_code == EXIT_STORE_FAILED, result.output
+        line = one_store_line(result.output, store)
+        assert "damaged" in line, line
+
+
+def test_a_file_that_is_no_run_store_says_so(tmp_path: Path) -> None:
+    other = tmp_path / "other.sqlite"
+    with contextlib.closing(sqlite3.connect(other)) as db, db:
+        db.execute("CREATE TABLE notes (text)")
+    result = runner.invoke(app, ["runs", "--store", str(other)])
+    assert result.exit_code == EXIT_STORE_FAILED, result.output
+    assert "not a trialscore run store" in one_store_line(result.output, other)
+
+
+def test_run_on_a_damaged_store_stops_before_any_trial(stored: Path, tmp_path: Path) -> None:
+    store = copy_of(stored, tmp_path / "damaged")
+    damage_first_page(store)
+    args = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(tmp_path / "out")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_STORE_FAILED, result.output
+    assert "file is not a database" in one_store_line(result.output, store)
+    assert not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------- read-only media
+
+
+def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
+    """Each command's (exit status, output) on read-only ``media`` holding a copy of ``source``'s files.
+
+    A real read-only tmpfs (remounted ``ro`` in a mount namespace of the commands' own, so root is
+    refused too); else, for a user other than root, a file and folder without write permission.
+    """
+    if can_mount():
+        setup = (
+            f"mount -t tmpfs -o size=16m tmpfs {media}\ncp {source}* {media}/\nmount -o remount,ro {media}"
+        )
+        setup += f'\nif touch {media}/probe 2>/dev/null; then echo "the media is writable" >&2; exit 99; fi'
+        return run_commands(commands, setup, namespace=True)
+    if os.geteuid() == 0:
+        pytest.skip("cannot mount here, and permission bits do not stop root: no read-only media to test")
+    copy_files(source, media)
+    for path in [*media.iterdir(), media]:
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        return run_commands(commands, "", namespace=False)
+    finally:
+        media.chmod(0o755)
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["closed", "with-wal"])
+def test_every_reading_command_reads_a_store_on_read_only_media(
+    stored: Path, tmp_path: Path, wal: bool
+) -> None:
+    """A store closed cleanly (no -wal: opened immutable) and one copied while open (-wal and -shm
+    beside it: read through them, its last commits included) are both read; ``run`` says it cannot
+    write and how to go on."""
+    source = copy_of(stored, tmp_path / "source")
+    expected_trials = 39
+    if wal:  # a writer still has it open: the last run's trials are only in the -wal file
+        writer = sqlite3.connect(source, isolation_level=None)
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        writer.execute(
+            "INSERT INTO trials SELECT run_id, target, case_id, trial + 100, verdict, cost_usd, output, "
+            "json_set(record, '$.trial', trial + 100) FROM trials "
+            "WHERE run_id = (SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1)"
+        )
+        expected_trials = 78
+        assert source.with_name("store.sqlite-wal").stat().st_size > 0
+    out = tmp_path / "out"
+    out.mkdir()
+    media = tmp_path / "media"
+    media.mkdir()
+    store = media / "store.sqlite"
+    commands = {command: arguments(command, store, out) for command in READERS}
+    commands["runs json"] = ["runs", "--store", str(store), "-f", "json"]
+    commands["run"] = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(out / "run")]
+    results = run_on_read_only(media, source, commands)
+    if wal:
+        writer.close()
+    for command, (status, text) in results.items():
+        if command == "run":
+            continue
+        assert status == 0 and "Traceback" not in text, (command, text)
+    listed = json.loads(results["runs json"][1])
+    assert [run["trials"] for run in listed["runs"]] == [65, expected_trials]
+    assert json.loads(results["score"][1])["rows"]["rows_read"] == expected_trials
+    assert (out / "report.html").stat().st_size > 10_000
+    status, text = results["run"]
+    assert status == EXIT_STORE_FAILED, text
+    line = one_store_line(text, store)
+    assert "readonly" in line or "unable to open" in line, line
+    assert not (out / "run").exists()
