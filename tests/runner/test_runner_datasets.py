@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import sys
-import time
 from pathlib import Path
 
 import duckdb
@@ -177,6 +176,7 @@ def test_a_changed_dataset_file_changes_the_suite_digest(tmp_path: Path) -> None
     assert load_suite(path).digest != before
 
 
+@pytest.mark.timeout(120)  # a hang fails as a timeout, never a slow machine
 def test_ten_thousand_dataset_cases_validate_quickly(tmp_path: Path) -> None:
     jsonl(
         tmp_path / "big.jsonl",
@@ -190,8 +190,5 @@ def test_ten_thousand_dataset_cases_validate_quickly(tmp_path: Path) -> None:
         "name: big\n" + ECHO + "graders: [{type: exact}]\n"
         "cases: {file: big.jsonl, input: question, expected: answer, category: topic}\n",
     )
-    started = time.perf_counter()
-    suite = load_suite(path)
-    elapsed = time.perf_counter() - started
+    suite = load_suite(path)  # about 0.6 s unloaded; a quadratic validation fails the timeout mark
     assert len(suite.cases) == 10_000 and suite.cases[-1].expected == "9999"
-    assert elapsed < 10, f"10,000 dataset cases took {elapsed:.1f} s to validate"  # about 0.6 s unloaded

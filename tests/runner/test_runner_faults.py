@@ -312,6 +312,7 @@ FORKING = {
 }
 
 
+@pytest.mark.timeout(60)  # a hang fails as a timeout, never a slow machine
 @pytest.mark.parametrize("shape", sorted(FORKING))
 def test_a_target_timeout_kills_the_whole_process_group(tmp_path: Path, shape: str) -> None:
     from trialscore.runner.retry import RetryPolicy, call_with_retries
@@ -322,18 +323,17 @@ def test_a_target_timeout_kills_the_whole_process_group(tmp_path: Path, shape: s
     spec = CommandTargetSpec(type="command", name="sh", argv=("sh", "-c", FORKING[shape].format(pids=pids)))
     target = CommandTarget(spec, tmp_path)
     case = CaseSpec(id="c", input="x")
-    started = time.monotonic()
     call = call_with_retries(target, TrialRequest(case, 0, 1, "x"), RetryPolicy(1.0, 0, 0.01))
     if shape == "waits":
         with pytest.raises(TargetError, match="no reply within timeout_s=1"):
             asyncio.run(call)
     else:  # the program has exited: its answer is what it wrote, the grandchild holding stdout is ended
         assert asyncio.run(call).output == "started"
-    assert time.monotonic() - started < 5
     grandchildren = [int(line) for line in pids.read_text().split()]
     assert grandchildren and not wait_gone(grandchildren)
 
 
+@pytest.mark.timeout(60)  # a hang fails as a timeout, never a slow machine
 def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
     from trialscore.runner.graders import GraderError
     from trialscore.runner.graders.external import CommandGrader
@@ -345,10 +345,8 @@ def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
         type="command", argv=("sh", "-c", FORKING["waits"].format(pids=pids)), timeout_s=1
     )
     case = CaseSpec(id="c", input="x")
-    started = time.monotonic()
     with pytest.raises(GraderError, match="timeout_s"):
         asyncio.run(CommandGrader(spec, tmp_path)("out", TrialRequest(case, 0, 1, "x")))
-    assert time.monotonic() - started < 5
     assert not wait_gone([int(line) for line in pids.read_text().split()])
 
 
@@ -376,14 +374,12 @@ def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> 
         while not pids.exists() or len(pids.read_text().split()) < 4:
             assert time.monotonic() < deadline and process.poll() is None, "the programs did not start"
             time.sleep(0.05)
-        stopped = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=60)  # a run that does not stop fails here, as hung
     finally:
         if process.poll() is None:
             process.kill()
     assert process.returncode == 130, err
-    assert time.monotonic() - stopped < 10
     assert "Traceback" not in err and "Resume with:" in err
     assert not wait_gone([int(line) for line in pids.read_text().split()])
 
@@ -411,7 +407,6 @@ def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exit
     }
     suite = write_suite(tmp_path, document, HANGING_AGENT)
     out = tmp_path / "out"
-    started = time.monotonic()
     code, _, err = run_cli(
         "run",
         str(suite),
@@ -420,10 +415,9 @@ def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exit
         "--out",
         str(out),
         "--no-progress",
-        timeout=90,
+        timeout=90,  # 3 hung calls of 1 s each; 600 s of lingering threads would fail here, as hung
     )
     assert code == 0, err
-    assert time.monotonic() - started < 45  # 3 hung calls of 1 s each, not 600 s of lingering threads
     records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
     verdicts = {(r["case_id"], r["trial"]): r["verdict"] for r in records}
     assert all(verdicts[("hang", t)] == "error" for t in range(3))
@@ -450,6 +444,7 @@ def endless(status: int, sent: list[int]) -> Callable:
     return respond
 
 
+@pytest.mark.timeout(120)  # a hang fails as a timeout, never a slow machine
 @pytest.mark.parametrize(("status", "error"), [(200, "over 8 MiB; stopped reading"), (500, "HTTP 500")])
 def test_an_endless_response_body_is_capped(raw_server, status: int, error: str) -> None:
     from trialscore.runner.retry import RetryPolicy, call_with_retries
@@ -468,10 +463,8 @@ def test_an_endless_response_body_is_capped(raw_server, status: int, error: str)
         finally:
             await target.aclose()
 
-    started = time.monotonic()
     with pytest.raises(TargetError, match=error):
         asyncio.run(call())
-    assert time.monotonic() - started < 30
     assert sent[0] < 64 * 2**20  # the client stopped reading near the cap
 
 
@@ -621,8 +614,7 @@ def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
         "         execution: {trials: {count: 100001}}}]\n"
         "execution:\n  trials: {count: 1000000000}\n  concurrency: 10000000\n"
     )
-    started = time.monotonic()
-    code, _, err = run_cli("validate", str(suite), timeout=60)
+    code, _, err = run_cli("validate", str(suite), timeout=60)  # a hang fails here
     assert code == 2 and "Traceback" not in err, err
     assert (
         f"{suite}:6: execution.trials.count: Input should be less than or equal to 100000; got 1000000000"
@@ -632,4 +624,3 @@ def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
         f"{suite}:7: execution.concurrency: Input should be less than or equal to 10000; got 10000000" in err
     )
     assert f"{suite}:4: cases[0].execution.trials.count: Input should be less than or equal to 100000" in err
-    assert time.monotonic() - started < 30

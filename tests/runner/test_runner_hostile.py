@@ -12,6 +12,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import pytest
 import yaml
 from rich.console import Console
 
@@ -80,17 +81,15 @@ def test_sigterm_stops_a_run_while_a_catastrophic_regex_grades(tmp_path: Path) -
             assert time.monotonic() < deadline, "the target never ran"
             time.sleep(0.05)
         time.sleep(1.0)  # the grader is now deep in its match
-        sent = time.monotonic()
         process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=30)
-        took = time.monotonic() - sent
+        _, err = process.communicate(timeout=60)  # a run that does not stop fails here, as hung
     finally:
         process.kill()
     assert process.returncode == 130, err
-    assert took < 10, f"SIGTERM took {took:.1f} s to stop the run"
     assert "Resume with: trialscore run --resume " in err
 
 
+@pytest.mark.timeout(60)  # a grader that is never given up on fails as hung (the sleep is 30 s a call)
 def test_a_slow_python_grader_errors_after_its_timeout_and_others_go_on(tmp_path: Path) -> None:
     agent = (
         "import time\n"
@@ -107,13 +106,11 @@ def test_a_slow_python_grader_errors_after_its_timeout_and_others_go_on(tmp_path
         ],
         "execution": {"trials": {"count": 2}, "concurrency": 4},
     }
-    started = time.monotonic()
     report = run_suite(
         load_suite(write_suite(tmp_path, document, agent)),
         RunOptions(store=tmp_path / "s.sqlite", progress=False),
         Console(file=io.StringIO()),
     )
-    assert time.monotonic() - started < 20
     by_case = {(r.case_id, r.trial): r for r in report.records}
     assert by_case[("slow", 0)].error == "python grader 'python': no result within timeout_s=0.5"
     assert by_case[("quick", 0)].verdict == "pass" and by_case[("quick", 1)].verdict == "pass"
@@ -123,12 +120,12 @@ def test_a_two_million_trial_plan_starts_at_once_in_bounded_memory(tmp_path: Pat
     # 20 cases x 100,000 trials. Each trial costs $1 against a $2.5 run budget: the run stops after
     # the first few trials, so what is measured is the plan, not the trials.
     agent = (
-        "import os, time\n"
+        "import os, tracemalloc\n"
         "async def answer(case, seed):\n"
         "    first = os.path.join(os.path.dirname(__file__), 'first')\n"
-        "    if not os.path.exists(first):\n"
+        "    if not os.path.exists(first):  # the memory traced when the first trial starts\n"
         "        with open(first, 'w') as handle:\n"
-        "            handle.write(repr(time.time()))\n"
+        "            handle.write(repr(tracemalloc.get_traced_memory()[1]))\n"
         "    return {'output': 'yes', 'cost_usd': 1.0}\n"
     )
     document = {
@@ -142,7 +139,6 @@ def test_a_two_million_trial_plan_starts_at_once_in_bounded_memory(tmp_path: Pat
     }
     suite = load_suite(write_suite(tmp_path, document, agent))
     tracemalloc.start()
-    started = time.time()
     try:
         report = run_suite(
             suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), Console(file=io.StringIO())
@@ -154,5 +150,6 @@ def test_a_two_million_trial_plan_starts_at_once_in_bounded_memory(tmp_path: Pat
     assert 3 <= report.committed <= 4  # the budget was reached after the trials in flight
     assert report.skipped == 2_000_000 - report.committed
     assert {case.eval_id for case in report.cases if case.cost_limited} == {f"c{i}" for i in range(20)}
-    assert float((tmp_path / "first").read_text()) - started < 5, "the first trial waited for the plan"
+    at_first_trial = int((tmp_path / "first").read_text())  # a plan built before the first trial shows here
+    assert at_first_trial < 40 * 2**20, f"{at_first_trial / 2**20:.0f} MiB traced before the first trial"
     assert peak < 40 * 2**20, f"peak traced memory {peak / 2**20:.0f} MiB: the plan was built in memory"

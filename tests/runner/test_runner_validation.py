@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -277,17 +276,16 @@ def test_run_checks_everything_before_it_stores_a_run_so_no_ghost_runs(tmp_path:
     ],
     ids=lambda value: value if isinstance(value, str) and len(value) < 30 else "",
 )
+@pytest.mark.timeout(120)  # a hang fails as a timeout, never as a slow machine
 def test_hostile_files_are_refused_quickly_with_one_line(
     tmp_path: Path, what: str, content: bytes, message: str
 ) -> None:
     path = tmp_path / "suite.yaml"
     path.write_bytes(content)
-    started = time.monotonic()
     done = cli("validate", str(path), cwd=tmp_path)
     assert done.returncode == 2, (what, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     assert re.search(re.escape(str(path)) + message, done.stderr), (what, done.stderr)
-    assert time.monotonic() - started < 30
 
 
 # Names that results carry must survive being read back: everything `run` would refuse after spending
