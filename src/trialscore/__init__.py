@@ -13,25 +13,9 @@ estimators the field uses:
 from importlib import import_module
 from typing import Any
 
-from trialscore.core.bank import Bank, CategoryBank
-from trialscore.core.estimators import (
-    PassCurve,
-    avg,
-    bayes,
-    estimator_by_name,
-    g_pass_at_k,
-    g_pass_at_k_tao,
-    g_pass_at_k_tau,
-    item_scores,
-    maj_at_k,
-    mg_pass_at_k,
-    pass_at_k,
-    pass_curve,
-    pass_hat_k,
-    state_scores,
-    tau_threshold,
-)
-from trialscore.core.metrics import METRICS, Metric, metric_names, resolve_metric
+# The exceptions are light and always at hand; everything else loads on first use (below), so that
+# importing a submodule (``trialscore.pytest_plugin``, which pytest loads in every session of an
+# environment where trialscore is installed) does not import NumPy.
 from trialscore.errors import (
     EvaluationError,
     GraderError,
@@ -41,16 +25,39 @@ from trialscore.errors import (
     TransientTargetError,
     TrialscoreError,
 )
-from trialscore.ranking import (
-    Ranking,
-    average_ranks_from_scores,
-    competition_ranks_from_scores,
-    dense_ranks_from_scores,
-    rank_models,
-)
+
+_CORE = {
+    "trialscore.core.bank": ("Bank", "CategoryBank"),
+    "trialscore.core.estimators": (
+        "PassCurve",
+        "avg",
+        "bayes",
+        "estimator_by_name",
+        "g_pass_at_k",
+        "g_pass_at_k_tao",
+        "g_pass_at_k_tau",
+        "item_scores",
+        "maj_at_k",
+        "mg_pass_at_k",
+        "pass_at_k",
+        "pass_curve",
+        "pass_hat_k",
+        "state_scores",
+        "tau_threshold",
+    ),
+    "trialscore.core.metrics": ("METRICS", "Metric", "metric_names", "resolve_metric"),
+    "trialscore.ranking": (
+        "Ranking",
+        "average_ranks_from_scores",
+        "competition_ranks_from_scores",
+        "dense_ranks_from_scores",
+        "rank_models",
+    ),
+}
 
 #: Imported on first use, so ``import trialscore`` (and every CLI start) stays fast.
 _LAZY = {
+    **{name: (module, name) for module, names in _CORE.items() for name in names},
     "advice": ("trialscore.compat.advice", None),
     "multi_sample": ("trialscore.compat.multi_sample", None),
     "scoring": ("trialscore.compat.scoring", None),
