@@ -114,4 +114,6 @@ def stdtrit(df: Any, p: Any) -> Any:
 def __getattr__(name: str) -> Any:
     if name not in _HOMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(_HOMES[name]), name)
+    value = getattr(import_module(_HOMES[name]), name)
+    globals()[name] = value  # found once: later uses are a plain module attribute
+    return value

@@ -83,11 +83,13 @@ def _check_df(df: object) -> float:
     return number
 
 
-def _t_power(noncentrality: float, df: float, alpha: float) -> float:
-    """Power of the two-sided level-``alpha`` t-test at noncentrality ``|delta|/SE``."""
+def _t_power(noncentrality: float, df: float, alpha: float, critical: float | None = None) -> float:
+    """Power of the two-sided level-``alpha`` t-test at noncentrality ``|delta|/SE`` (``critical``: the
+    test's critical value, when the caller has it)."""
     if math.isinf(noncentrality):
         return 1.0
-    critical = float(_scipy.stdtrit(df, 1 - alpha / 2))
+    if critical is None:
+        critical = float(_scipy.stdtrit(df, 1 - alpha / 2))
     upper = 1.0 - float(_scipy.nctdtr(df, noncentrality, critical))
     lower = float(_scipy.nctdtr(df, noncentrality, -critical))
     # nctdtr returns NaN in some far tails: the upper one then comes from scipy.stats (slower, no NaN),
@@ -99,12 +101,15 @@ def _t_power(noncentrality: float, df: float, alpha: float) -> float:
 
 def _noncentrality_needed(df: float, alpha: float, power: float) -> float:
     """The noncentrality at which the two-sided t-test reaches ``power`` (power rises with it)."""
-    if _t_power(0.0, df, alpha) >= power:
+    critical = float(_scipy.stdtrit(df, 1 - alpha / 2))  # the same at every noncentrality tried
+    if _t_power(0.0, df, alpha, critical) >= power:
         return 0.0
-    high = float(_scipy.stdtrit(df, 1 - alpha / 2)) + float(_scipy.stdtrit(df, power)) + 1.0
-    while _t_power(high, df, alpha) < power:
+    high = critical + float(_scipy.stdtrit(df, power)) + 1.0
+    while _t_power(high, df, alpha, critical) < power:
         high *= 2
-    return float(_scipy.brentq(lambda value: _t_power(value, df, alpha) - power, 0.0, high, xtol=1e-12))
+    return float(
+        _scipy.brentq(lambda value: _t_power(value, df, alpha, critical) - power, 0.0, high, xtol=1e-12)
+    )
 
 
 def detectable_effect(se: float, df: float, alpha: float = 0.05, power: float = 0.8) -> float:

@@ -118,34 +118,41 @@ def _paired(
 ) -> tuple[int, tuple[float, float, float, int], tuple[float, float, float, int]] | None:
     """(items, slope test, change test) on the items' own pass rates; None when too few items pair."""
     latest = len(banks) - 1
-    table: dict[Hashable, dict[int, tuple[int, int]]] = {}
+    index: dict[Hashable, int] = {}
+    for names in ids:
+        for name in names:
+            index.setdefault(name, len(index))
+    n = np.zeros((len(index), len(banks)))
+    c = np.zeros_like(n)
     for r, (bank, names) in enumerate(zip(banks, ids, strict=True)):
-        for name, n, c in zip(names, bank.n.tolist(), bank.c.tolist(), strict=True):
-            if n > 0:
-                table.setdefault(name, {})[r] = (n, c)
-    slopes, slope_noise, changes, change_noise = [], [], [], []
-    for runs in table.values():
-        if len(runs) < 2:
-            continue
-        x = np.array(sorted(runs), dtype=float)
-        n = np.array([runs[r][0] for r in sorted(runs)], dtype=float)
-        c = np.array([runs[r][1] for r in sorted(runs)], dtype=float)
-        y = c / n
-        pooled = c.sum() / n.sum()
-        noise = pooled * (1 - pooled) / n
-        weights = (x - x.mean()) / ((x - x.mean()) ** 2).sum()
-        slopes.append(float(weights @ y))
-        slope_noise.append(float((weights**2) @ noise))
-        if latest in runs:
-            earlier = x < latest
-            k = earlier.sum()
-            changes.append(float(y[~earlier][0] - y[earlier].mean()))
-            change_noise.append(float(noise[~earlier][0] + noise[earlier].sum() / k**2))
-    if len(slopes) < 2:
+        rows = np.fromiter((index[name] for name in names), dtype=np.intp, count=len(names))
+        n[rows, r], c[rows, r] = bank.n, bank.c
+    keep = (n > 0).sum(axis=1) >= 2  # items scored in at least two runs
+    n, c = n[keep], c[keep]
+    present = n > 0
+    runs = present.sum(axis=1)
+    # per item, over the runs it was scored in: the least-squares slope of its pass rate, its trial noise
+    x = np.arange(len(banks), dtype=float)
+    scored_n = np.where(present, n, 1.0)
+    y = np.where(present, c / scored_n, 0.0)
+    pooled = c.sum(axis=1) / n.sum(axis=1)
+    noise = np.where(present, (pooled * (1 - pooled))[:, None] / scored_n, 0.0)
+    centred = np.where(present, x - (present * x).sum(axis=1, keepdims=True) / runs[:, None], 0.0)
+    weights = centred / (centred**2).sum(axis=1, keepdims=True)
+    slopes = (weights * y).sum(axis=1)
+    slope_noise = (weights**2 * noise).sum(axis=1)
+    # the latest run against the mean of the item's earlier runs (items scored in the latest run)
+    now = present[:, latest]
+    earlier = present[now].copy()
+    earlier[:, latest] = False
+    k = earlier.sum(axis=1)
+    changes = y[now, latest] - (y[now] * earlier).sum(axis=1) / k
+    change_noise = noise[now, latest] + (noise[now] * earlier).sum(axis=1) / k**2
+    if slopes.size < 2:
         return None
     tests = []
     for values, noise_terms in ((slopes, slope_noise), (changes, change_noise)):
-        m = len(values)
+        m = values.size
         if m < 2:
             tests.append((0.0, math.inf, 1.0, 1))
             continue
