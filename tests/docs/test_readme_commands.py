@@ -81,6 +81,7 @@ def test_the_documents_show_commands(document: str) -> None:
     assert len(lines) >= 8
 
 
+@pytest.mark.slow  # about 30 fresh processes, runs included: in CI, not in the quick loop
 @pytest.mark.parametrize("document", DOCUMENTS)
 def test_every_documented_command_runs_as_written(workspace: Path, document: str) -> None:
     run_id = None
