@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
-from trialscore.compat.scoring import GraderResult
+from trialscore.compat._scoring_records import GraderResult
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
 
