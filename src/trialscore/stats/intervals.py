@@ -571,6 +571,7 @@ def item_interval(
     1 [0.9630, 1] (95% wilson-eff, n=20, effective n=100)
     """
     resolved = resolve_metric(metric, per_item=True)
+    k = k if resolved.needs_k else None  # avg is one draw, whatever k is given
     bank = as_bank(R)
     level = check_probability(level, "level")
     k_used = 1 if k is None else bank.check_k(k)
