@@ -31,14 +31,7 @@ from trialscore.core.estimators import (
     state_scores,
     tau_threshold,
 )
-from trialscore.core.metrics import (
-    METRICS,
-    Metric,
-    metric_names,
-    register_metric,
-    resolve_metric,
-    unregister_metric,
-)
+from trialscore.core.metrics import METRICS, Metric, metric_names, resolve_metric
 from trialscore.errors import (
     EvaluationError,
     GraderError,
@@ -152,7 +145,6 @@ __all__ = [
     "rank_models",
     "read_counts",
     "recommend_retry_strategy",
-    "register_metric",
     "resolve_metric",
     "run_suite",
     "run_suite_async",
@@ -161,5 +153,4 @@ __all__ = [
     "stats",
     "tau_threshold",
     "tracking",
-    "unregister_metric",
 ]

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 import trialscore as ts
 from trialscore.cli import app
 from trialscore.core.bank import Bank
-from trialscore.core.metrics import METRICS, Metric, resolve_metric
+from trialscore.core.metrics import METRICS, Metric, register_metric, resolve_metric, unregister_metric
 from trialscore.errors import EvaluationError
 from trialscore.results.scorecard import MetricSpec, metric_interval
 from trialscore.runner.gates import parse_threshold
@@ -118,9 +118,9 @@ def _exact_spread(matrix: np.ndarray, k: int) -> Fraction:
 
 @pytest.fixture
 def spread() -> Iterator[Metric]:
-    metric = ts.register_metric(Metric("spread@k", "pass@k minus pass^k", credit=_spread_credit))
+    metric = register_metric(Metric("spread@k", "pass@k minus pass^k", credit=_spread_credit))
     yield metric
-    ts.unregister_metric("spread@k")
+    unregister_metric("spread@k")
 
 
 def test_a_metric_registered_in_one_place_is_accepted_by_every_layer(spread: Metric, tmp_path: Path) -> None:
@@ -166,7 +166,7 @@ def test_a_metric_registered_in_one_place_is_accepted_by_every_layer(spread: Met
 
 
 def test_a_metric_better_lower_ranks_and_compares_downward(tmp_path: Path) -> None:
-    miss = ts.register_metric(
+    miss = register_metric(
         Metric(
             "miss@k", "P(none of k passes)", credit=lambda k, tau: ([1] + [0] * k, 1), higher_is_better=False
         )
@@ -187,11 +187,11 @@ def test_a_metric_better_lower_ranks_and_compares_downward(tmp_path: Path) -> No
         with pytest.raises(EvaluationError, match="miss@k is better lower"):
             parse_threshold("miss@2=0.2")
     finally:
-        ts.unregister_metric("miss@k")
+        unregister_metric("miss@k")
 
 
 def test_a_metric_of_trial_values_is_refused_clearly_everywhere(tmp_path: Path) -> None:
-    ts.register_metric(
+    register_metric(
         Metric("cost-per-success", "cost of all trials over successes", needs_k=False, needs="trial values")
     )
     try:
@@ -209,7 +209,7 @@ def test_a_metric_of_trial_values_is_refused_clearly_everywhere(tmp_path: Path) 
             result = CliRunner().invoke(app, [*command, "--by", "target", "--metric", "cost-per-success"])
             assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
     finally:
-        ts.unregister_metric("cost-per-success")
+        unregister_metric("cost-per-success")
 
 
 def test_registration_refuses_what_would_break_a_layer() -> None:
@@ -223,16 +223,16 @@ def test_registration_refuses_what_would_break_a_layer() -> None:
         (Metric("post", "no estimator", needs_k=False, aggregation="posterior"), "needs its estimator"),
     ]:
         with pytest.raises(EvaluationError, match=f"cannot be registered: .*{re.escape(said)}"):
-            ts.register_metric(metric)
+            register_metric(metric)
     assert "spread@k" not in METRICS and "twice@k" not in METRICS
-    bad = ts.register_metric(Metric("short@k", "a table one short", credit=lambda k, tau: ([0] * k, 1)))
+    bad = register_metric(Metric("short@k", "a table one short", credit=lambda k, tau: ([0] * k, 1)))
     try:
         with pytest.raises(
             EvaluationError, match=r"short@k's credit at k=2 must be k \+ 1 integers .*\[0, 0\]"
         ):
             ts.item_scores([[1, 0, 1]], bad, 2)
     finally:
-        ts.unregister_metric("short@k")
+        unregister_metric("short@k")
 
 
 def test_an_unknown_name_is_answered_with_the_nearest_everywhere(tmp_path: Path) -> None:
@@ -245,9 +245,9 @@ def test_an_unknown_name_is_answered_with_the_nearest_everywhere(tmp_path: Path)
         with pytest.raises(EvaluationError, match=r"got 'pass@q' \(did you mean 'pass@k'\?\)"):
             call()
     with pytest.raises(EvaluationError, match=r"got 'pass_hat' \(did you mean 'pass\^k'\?\)"):
-        ts.resolve_metric("pass_hat")
+        resolve_metric("pass_hat")
     with pytest.raises(EvaluationError, match=r"got 'zzz'$"):
-        ts.resolve_metric("zzz")
+        resolve_metric("zzz")
     path = _write(tmp_path / "t.jsonl", _matrices())
     for command in (["score", str(path)], ["rank", str(path)], ["compare", str(path), str(path)]):
         result = CliRunner().invoke(app, [*command, "--by", "target", "--metric", "maj@kk", "--k", "2"])

@@ -117,6 +117,15 @@ class Metric:
     def __str__(self) -> str:
         return self.name
 
+    def __reduce__(self) -> tuple[Callable[[str], Metric], tuple[str]]:
+        """Pickled by name: the registered metric of that name on the other side (its credit may be a lambda).
+
+        >>> import pickle
+        >>> pickle.loads(pickle.dumps(METRICS["pass@k"])) is METRICS["pass@k"]
+        True
+        """
+        return _registered, (self.name,)
+
     @property
     def per_item(self) -> bool:
         """Whether each item has a value of its own (the bank's value is their mean)."""
@@ -219,6 +228,10 @@ MetricLike: TypeAlias = "str | Metric"
 
 def _key(name: object) -> str:
     return str(name).strip().lower()
+
+
+def _registered(name: str) -> Metric:
+    return _REGISTRY[name]
 
 
 def register_metric(metric: Metric) -> Metric:
