@@ -41,7 +41,8 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._record import Record
 from trialscore._validate import check_real, check_values
 from trialscore.core.bank import Bank
-from trialscore.core.estimators import bayes, estimator_by_name
+from trialscore.core.estimators import estimator_by_name
+from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 
 __all__ = [
@@ -174,7 +175,8 @@ class Ranking(Record):
 
     ``scores[i]`` is model ``i``'s metric value (Bayes@N: the posterior mean
     mu, with its sd in ``sigmas``), ``ranks[i]`` its rank (1 = best) under
-    ``method`` with tolerance ``tol``.
+    ``method`` with tolerance ``tol``; ``metric`` the metric as given (its name
+    when given as a :class:`~trialscore.core.metrics.Metric`).
 
     >>> rank_models([[[0, 1]], [[1, 1]]], "avg", names=["a", "b"]).to_dict()["ranks"]
     [2, 1]
@@ -235,7 +237,7 @@ def _checked_names(names: Sequence[str] | None, models: int) -> tuple[str, ...] 
 
 
 def _checked_metric_args(
-    metric: str, estimator: Callable[..., object], metric_args: dict[str, object]
+    metric: MetricLike, estimator: Callable[..., object], metric_args: dict[str, object]
 ) -> None:
     signature = inspect.signature(estimator)
     try:
@@ -244,7 +246,7 @@ def _checked_metric_args(
         takes = ", ".join(list(signature.parameters)[1:]) or "no arguments"
         given = ", ".join(metric_args) or "none"
         raise EvaluationError(
-            f"metric_args must match the arguments of metric {metric!r} ({takes}); got {given} ({exc})"
+            f"metric_args must match the arguments of metric {str(metric)!r} ({takes}); got {given} ({exc})"
         ) from exc
 
 
@@ -254,13 +256,13 @@ def _item_count(model: object) -> int:
 
 def rank_models(
     R: ArrayLike | Sequence[ArrayLike | Bank],
-    metric: str = "pass@k",
+    metric: MetricLike = "pass@k",
     tol: float = 1e-12,
     method: str = "competition",
     names: Sequence[str] | None = None,
     **metric_args: object,
 ) -> Ranking:
-    r"""Score each of L models with ``metric`` and rank them (higher score = better).
+    r"""Score each of L models with ``metric`` and rank them (higher score = better, unless lower is).
 
     .. math::
 
@@ -272,10 +274,11 @@ def rank_models(
     R : an L x M x N array (models x items x trials), or a list of L per-model
         inputs, each an M x N matrix, a ragged list of per-item outcome lists
         or a :class:`~trialscore.core.bank.Bank`.
-    metric : any name :func:`~trialscore.core.estimators.estimator_by_name` knows:
+    metric : any metric of the registry, by name, alias or object:
         ``"avg"``, ``"pass@k"``, ``"pass^k"``, ``"g-pass@k_tau"``,
         ``"mg-pass@k"``, ``"maj@k"``, ``"bayes"`` or a Python name such as
-        ``"pass_hat_k"``.  Bayes@N models are ranked by the posterior mean mu.
+        ``"pass_hat_k"``.  Bayes@N models are ranked by the posterior mean mu;
+        a metric better lower ranks the lowest score first.
     tol : scores within ``tol`` of their tie group's leader tie.
     method : ``"competition"`` (1224), ``"dense"`` (1223) or ``"average"`` (1 2.5 2.5 4).
     names : optional unique model names, one per model.
@@ -301,7 +304,9 @@ def rank_models(
     checked_names = _checked_names(names, len(models))
     if method not in _RANKERS:
         raise EvaluationError(f"method must be one of {', '.join(RANK_METHODS)}; got {method!r}")
-    estimator = estimator_by_name(metric)
+    resolved = resolve_metric(metric)
+    posterior = resolved.aggregation == "posterior"
+    estimator = estimator_by_name(resolved)
     _checked_metric_args(metric, estimator, metric_args)
     scores: list[float] = []
     sigmas: list[float] = []
@@ -312,7 +317,7 @@ def rank_models(
             value = estimator(model, **metric_args)
         except EvaluationError as exc:
             raise EvaluationError(f"{label}: {exc}") from exc
-        if estimator is bayes:
+        if posterior:
             mu, sigma = cast("tuple[float, float]", value)
             scores.append(mu)
             sigmas.append(sigma)
@@ -326,14 +331,14 @@ def rank_models(
                 f"every model must be scored on the same items; R[0] has {items} items "
                 f"but {label} has {count}"
             )
-    ranks = _RANKERS[method](scores, tol)
+    ranks = _RANKERS[method](scores if resolved.higher_is_better else [-score for score in scores], tol)
     return Ranking(
-        metric=metric,
+        metric=str(metric),
         metric_args=MappingProxyType(dict(metric_args)),
         method=method,
         tol=float(tol),
         scores=tuple(scores),
         ranks=tuple(ranks.tolist()),
         names=checked_names,
-        sigmas=tuple(sigmas) if estimator is bayes else None,
+        sigmas=tuple(sigmas) if posterior else None,
     )

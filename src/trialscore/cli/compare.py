@@ -87,7 +87,7 @@ def _compare_groups(
 
     (spec,) = metric_specs([metric], [k] if k is not None else [1], tau)
     bank_a, bank_b = base.bank(), cand.bank()
-    if spec.metric == "bayes":
+    if spec.metric.aggregation == "posterior":
         if base.cluster is not None:
             raise EvaluationError(
                 "--cluster-col clusters the paired comparison; --metric bayes compares posteriors for "
@@ -97,7 +97,7 @@ def _compare_groups(
         body = bayes_result.to_dict()
         body.update(
             design="bayes",
-            metric="bayes",
+            metric=spec.metric.name,
             baseline_score=bayes_result.baseline.estimate,
             candidate_score=bayes_result.candidate.estimate,
         )

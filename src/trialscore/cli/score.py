@@ -53,8 +53,8 @@ def _check_something_scored(cards: Sequence[GroupScore]) -> None:
         return
     for index, first in enumerate(cards[0].metrics):
         reasons = [card.metrics[index].reason for card in cards]
-        defined_zero = first.spec.metric == "mg-pass@k" and first.spec.k == 1  # a note, not an error
-        if all(reasons) and not defined_zero:
+        fixed = first.spec.metric.by_definition(first.spec.k, first.spec.tau)  # a note, not an error
+        if all(reasons) and fixed is None:
             raise EvaluationError(f"{first.spec.label} cannot be computed in any group: {reasons[0]}")
 
 
@@ -74,7 +74,7 @@ def _flat(cards: Sequence[GroupScore], by: Sequence[str], stats: dict[str, Any])
                 i = m.interval
                 bounds = (i.estimate, i.low, i.high, i.method, i.level)
             group = [card.items, card.trials, card.errored_trials, card.flaky_items]
-            spec = (m.spec.metric, m.spec.k, m.spec.tau)
+            spec = (m.spec.metric.name, m.spec.k, m.spec.tau)
             row_stats = (stats[name] for name in _ROW_STATS)
             rows.append([*(key.get(name) for name in by), *group, *spec, *bounds, *row_stats, m.reason])
     return Section(header, rows)

@@ -1,11 +1,11 @@
-"""Per-state kernels of the pass family: each metric's value at item states ``(n, c)``.
+"""Per-state values of a credit table: each count metric's value at item states ``(n, c)``.
 
 With ``X ~ Hypergeometric(n, c, k)`` (successes among ``k`` of an item's
-``n`` trials drawn without replacement) every pass-family metric is
-``E[credit[X]] / scale`` for an integer credit table (:func:`credit`).  Small
-banks are computed in exact integers and rounded once; larger ones through
+``n`` trials drawn without replacement) every metric of counts is
+``E[credit[X]] / scale`` for an integer credit table, which the metric's entry in the
+registry (:mod:`trialscore.core.metrics`) gives; :func:`credit_values` evaluates it.
+Small banks are computed in exact integers and rounded once; larger ones through
 the accurate floating-point kernels of :mod:`trialscore.core.hypergeometric`.
-The metric registry (:mod:`trialscore.core.metrics`) names these kernels.
 """
 
 from __future__ import annotations
@@ -24,25 +24,14 @@ from trialscore._validate import is_flag
 from trialscore.core.hypergeometric import exact_expectation, hypergeom_expectation, log_choose_ratio_table
 from trialscore.errors import EvaluationError
 
-__all__ = [
-    "Kernel",
-    "Tau",
-    "credit",
-    "kernel_avg",
-    "kernel_g_pass",
-    "kernel_maj",
-    "kernel_mg_pass",
-    "kernel_pass_at",
-    "kernel_pass_hat",
-    "tau_threshold",
-]
+__all__ = ["Tau", "credit_values", "tau_threshold"]
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 #: A threshold share tau of G-Pass@k_tau: a real number in [0, 1] (fractions and decimals are exact).
 Tau: TypeAlias = float | Fraction | Decimal
-#: ``kernel(n, c, k, tau)``: a metric's value at each state.
-Kernel = Callable[[IntArray, IntArray, int, "Tau | None"], FloatArray]
+#: ``table(n, c_subset)``: values at the states of items with ``n`` trials.
+StateTable = Callable[[int, IntArray], FloatArray]
 
 
 def tau_threshold(tau: Tau | None, k: int) -> int:
@@ -77,24 +66,7 @@ def tau_threshold(tau: Tau | None, k: int) -> int:
     return max(1, needed)
 
 
-def credit(name: str, k: int, tau: Tau | None) -> tuple[list[int], int]:
-    """The credit of ``j`` successes among ``k`` draws, as integers over a common scale."""
-    if name == "avg":
-        return [0, 1], 1
-    if name == "pass@k":
-        return [0] + [1] * k, 1
-    if name == "pass^k":
-        return [0] * k + [1], 1
-    if name == "mg-pass@k":
-        majority = (k + 1) // 2
-        return [2 * max(j - majority, 0) for j in range(k + 1)], k
-    needed = tau_threshold(tau, k) if name == "g-pass@k_tau" else k // 2 + 1
-    return [int(j >= needed) for j in range(k + 1)], 1
-
-
-def _by_trials(
-    n: NDArray[np.int64], c: NDArray[np.int64], table: Callable[[int, NDArray[np.int64]], FloatArray]
-) -> FloatArray:
+def _by_trials(n: IntArray, c: IntArray, table: StateTable) -> FloatArray:
     """Apply ``table(n_value, c_subset)`` to each group of states sharing ``n``."""
     out = np.empty(len(n))
     for value in np.unique(n):
@@ -103,27 +75,17 @@ def _by_trials(
     return out
 
 
-def _pass_at(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    if k == 1:  # one draw: c / n, correctly rounded (equal to pass^1 and avg to the last bit)
+def _step(n: IntArray, c: IntArray, k: int, table: list[int], closed: StateTable) -> FloatArray:
+    """A 0/1 step credit: ``c / n`` at ``k = 1`` (correctly rounded), exact integers, else ``closed``."""
+    if k == 1:  # one draw: c / n (pass@1 = pass^1 = avg to the last bit)
         return c / n
-    exact = exact_expectation(n, c, k, *credit("pass@k", k, None))
+    exact = exact_expectation(n, c, k, table, 1)
     if exact is not None:
         return exact
-    return _by_trials(n, c, lambda trials, cs: -np.expm1(log_choose_ratio_table(trials, k)[trials - cs]))
+    return _by_trials(n, c, closed)
 
 
-def _pass_hat(n: NDArray[np.int64], c: NDArray[np.int64], k: int) -> FloatArray:
-    if k == 1:
-        return c / n
-    exact = exact_expectation(n, c, k, *credit("pass^k", k, None))
-    if exact is not None:
-        return exact
-    return _by_trials(n, c, lambda trials, cs: np.exp(log_choose_ratio_table(trials, k)[cs]))
-
-
-def _expectation(
-    n: NDArray[np.int64], c: NDArray[np.int64], k: int, table: list[int], scale: int
-) -> FloatArray:
+def _expectation(n: IntArray, c: IntArray, k: int, table: list[int], scale: int) -> FloatArray:
     """``E[table[X]] / scale``: exact integers for small banks, else the float kernel."""
     exact = exact_expectation(n, c, k, table, scale)
     if exact is not None:
@@ -132,43 +94,22 @@ def _expectation(
     return np.minimum(hypergeom_expectation(n, c, k, weights), 1.0)
 
 
-def _at_least(n: IntArray, c: IntArray, k: int, name: str, tau: Tau | None) -> FloatArray:
-    table, scale = credit(name, k, tau)
-    needed = table.index(1)
-    if needed <= 1:
-        return _pass_at(n, c, k)
-    if needed >= k:
-        return _pass_hat(n, c, k)
+def credit_values(n: IntArray, c: IntArray, k: int, table: list[int], scale: int) -> FloatArray:
+    r"""``E[table[X]] / scale`` at each state, ``X ~ Hypergeometric(n, c, k)``: a metric's per-item values.
+
+    ``table[j]`` is the credit of ``j`` successes among ``k`` draws, an integer in
+    ``[0, scale]``.  A step ``1[j >= j0]`` (scale 1) takes the fastest accurate path:
+    pass@k's closed form ``1 - C(n-c, k) / C(n, k)`` for ``j0 = 1``, pass^k's
+    ``C(c, k) / C(n, k)`` for ``j0 = k``; any other table the exact integer sum for small
+    banks, else the floating-point kernel of :mod:`trialscore.core.hypergeometric`.
+
+    >>> credit_values(np.array([5, 5]), np.array([3, 4]), 2, [0, 0, 1], 1).round(12).tolist()
+    [0.3, 0.6]
+    """
+    step = scale == 1 and table[0] == 0 and set(table) == {0, 1} and table == sorted(table)
+    needed = table.index(1) if step else None
+    if needed == 1:  # 1 - C(n - c, k) / C(n, k)
+        return _step(n, c, k, table, lambda m, cs: -np.expm1(log_choose_ratio_table(m, k)[m - cs]))
+    if needed == k:  # C(c, k) / C(n, k)
+        return _step(n, c, k, table, lambda m, cs: np.exp(log_choose_ratio_table(m, k)[cs]))
     return _expectation(n, c, k, table, scale)
-
-
-def kernel_avg(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``c / n``: the item's pass rate (pass@1)."""
-    rate: FloatArray = c / n
-    return rate
-
-
-def kernel_pass_at(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``P(X >= 1) = 1 - C(n-c, k) / C(n, k)``."""
-    return _pass_at(n, c, k)
-
-
-def kernel_pass_hat(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``P(X = k) = C(c, k) / C(n, k)``."""
-    return _pass_hat(n, c, k)
-
-
-def kernel_g_pass(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``P(X >= max(1, ceil(tau k)))``."""
-    return _at_least(n, c, k, "g-pass@k_tau", tau)
-
-
-def kernel_mg_pass(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``(2/k) sum_{j > m} (j - m) P(X = j)``, ``m = ceil(k/2)``."""
-    table, scale = credit("mg-pass@k", k, tau)
-    return _expectation(n, c, k, table, scale)
-
-
-def kernel_maj(n: IntArray, c: IntArray, k: int, tau: Tau | None) -> FloatArray:
-    """``P(X > k/2)``."""
-    return _at_least(n, c, k, "maj@k", tau)

@@ -42,10 +42,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
-from trialscore.core._kernels import Tau, credit, tau_threshold
+from trialscore.core._kernels import Tau, tau_threshold
 from trialscore.core.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
 from trialscore.core.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
-from trialscore.core.metrics import METRICS, resolve_metric
+from trialscore.core.metrics import METRICS, Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 
 __all__ = [
@@ -70,27 +70,17 @@ __all__ = [
 FloatArray = NDArray[np.float64]
 
 
-def _canonical(metric: str, also: tuple[str, ...] = ()) -> str:
-    """The registry's canonical name of a pass-family metric (``also``: further names allowed)."""
-    if str(metric).strip().lower() in also:
-        return str(metric).strip().lower()
-    return resolve_metric(metric, per_item=True).name
-
-
 def _values(
-    bank: Bank, name: str, k: int | None, tau: Tau | None, n: NDArray[np.int64], c: NDArray[np.int64]
+    bank: Bank, metric: Metric, k: int | None, tau: Tau | None, n: NDArray[np.int64], c: NDArray[np.int64]
 ) -> FloatArray:
-    """Values of metric ``name`` at states ``(n, c)``, ``k`` checked against every item of ``bank``."""
-    k_checked = 1 if name == "avg" else bank.check_k(k)
-    kernel = METRICS[name].kernel
-    assert kernel is not None  # _canonical admits per-item metrics only
-    return kernel(n, c, k_checked, tau)
+    """Values of ``metric`` at states ``(n, c)``, ``k`` checked against every item of ``bank``."""
+    return metric.values(n, c, bank.check_k(k) if metric.needs_k else None, tau)
 
 
 def state_scores(
-    n: ArrayLike, c: ArrayLike, metric: str, k: int | None = None, tau: Tau | None = None
+    n: ArrayLike, c: ArrayLike, metric: MetricLike, k: int | None = None, tau: Tau | None = None
 ) -> FloatArray:
-    """Per-item value of a pass-family ``metric`` for items in states ``(n, c)``.
+    """Per-item value of ``metric`` (a name or :class:`~trialscore.core.metrics.Metric`) at ``(n, c)``.
 
     The building block of resampling: a bootstrap over items only needs these
     values for the distinct states and a histogram of how often each occurs.
@@ -98,19 +88,23 @@ def state_scores(
     >>> state_scores([5, 5], [3, 4], "pass^k", k=2).round(12).tolist()
     [0.3, 0.6]
     """
+    resolved = resolve_metric(metric, per_item=True)
     bank = Bank.from_counts(n, c)
-    return _values(bank, _canonical(metric), k, tau, bank.n, bank.c)
+    return _values(bank, resolved, k, tau, bank.n, bank.c)
 
 
-def item_scores(R: ArrayLike | Bank, metric: str, k: int | None = None, tau: Tau | None = None) -> FloatArray:
+def item_scores(
+    R: ArrayLike | Bank, metric: MetricLike, k: int | None = None, tau: Tau | None = None
+) -> FloatArray:
     """Per-item values of ``metric`` (the numbers the bank-level mean averages).
 
     >>> item_scores([[0, 1, 1, 0, 1], [1, 1, 0, 1, 1]], "pass@k", k=2).round(12).tolist()
     [0.9, 1.0]
     """
+    resolved = resolve_metric(metric, per_item=True)
     bank = as_bank(R)
     n, c, index = bank.state_index()
-    return _values(bank, _canonical(metric), k, tau, n, c)[index]
+    return _values(bank, resolved, k, tau, n, c)[index]
 
 
 def states_mean(
@@ -118,7 +112,7 @@ def states_mean(
     c: ArrayLike,
     freq: ArrayLike,
     values: ArrayLike,
-    metric: str,
+    metric: MetricLike,
     k: int | None,
     tau: Tau | None = None,
 ) -> float:
@@ -132,21 +126,19 @@ def states_mean(
     >>> states_mean([5, 5], [3, 4], [1, 1], state_scores([5, 5], [3, 4], "pass^k", 2), "pass^k", 2)
     0.45
     """
-    name = _canonical(metric)
-    k_used = 1 if name == "avg" else int(k)  # type: ignore[arg-type]
-    table, scale = credit(name, k_used, tau)
-    exact = exact_bank_mean(n, c, freq, k_used, table, scale)
+    resolved = resolve_metric(metric, per_item=True)
+    exact = exact_bank_mean(n, c, freq, resolved.k_used(k), *resolved.credit_table(k, tau))
     if exact is not None:
         return exact
     counts = np.asarray(freq, dtype=np.float64)
     return float(counts @ np.asarray(values, dtype=np.float64) / counts.sum())
 
 
-def _bank_mean(R: ArrayLike | Bank, name: str, k: int | None, tau: Tau | None = None) -> float:
-    """Mean over items of metric ``name``: exactly rounded for small banks, else ``freq @ values / M``."""
+def _bank_mean(R: ArrayLike | Bank, metric: Metric, k: int | None, tau: Tau | None = None) -> float:
+    """Mean over items of ``metric``: exactly rounded for small banks, else ``freq @ values / M``."""
     bank = as_bank(R)
     n, c, freq = bank.states()
-    return states_mean(n, c, freq, _values(bank, name, k, tau, n, c), name, k, tau)
+    return states_mean(n, c, freq, _values(bank, metric, k, tau, n, c), metric, k, tau)
 
 
 def avg(R: ArrayLike | Bank) -> float:
@@ -160,7 +152,7 @@ def avg(R: ArrayLike | Bank) -> float:
     0.7
     """
     if isinstance(R, Bank) or is_ragged(R):
-        return _bank_mean(R, "avg", None)
+        return _bank_mean(R, METRICS["avg"], None)
     array = checked_matrix(R, "R")
     kind, size = array.dtype.kind, array.size
     if kind == "b":
@@ -189,7 +181,7 @@ def pass_at_k(R: ArrayLike | Bank, k: int) -> float:
     >>> pass_at_k(R, 1), pass_at_k(R, 2)
     (0.7, 0.95)
     """
-    return _bank_mean(R, "pass@k", k)
+    return _bank_mean(R, METRICS["pass@k"], k)
 
 
 def pass_hat_k(R: ArrayLike | Bank, k: int) -> float:
@@ -207,7 +199,7 @@ def pass_hat_k(R: ArrayLike | Bank, k: int) -> float:
     >>> pass_hat_k(R, 1), round(pass_hat_k(R, 2), 12)
     (0.7, 0.45)
     """
-    return _bank_mean(R, "pass^k", k)
+    return _bank_mean(R, METRICS["pass^k"], k)
 
 
 g_pass_at_k = pass_hat_k
@@ -230,7 +222,7 @@ def g_pass_at_k_tau(R: ArrayLike | Bank, k: int, tau: Tau) -> float:
     >>> round(g_pass_at_k_tau(R, 2, 0.5), 12), round(g_pass_at_k_tau(R, 2, 1.0), 12)
     (0.95, 0.45)
     """
-    return _bank_mean(R, "g-pass@k_tau", k, tau)
+    return _bank_mean(R, METRICS["g-pass@k_tau"], k, tau)
 
 
 def g_pass_at_k_tao(R: ArrayLike | Bank, k: int, tao: Tau) -> float:
@@ -256,7 +248,7 @@ def mg_pass_at_k(R: ArrayLike | Bank, k: int) -> float:
     >>> round(mg_pass_at_k(R, 2), 6), round(mg_pass_at_k(R, 3), 6)
     (0.45, 0.166667)
     """
-    return _bank_mean(R, "mg-pass@k", k)
+    return _bank_mean(R, METRICS["mg-pass@k"], k)
 
 
 def maj_at_k(R: ArrayLike | Bank, k: int) -> float:
@@ -268,7 +260,7 @@ def maj_at_k(R: ArrayLike | Bank, k: int) -> float:
     >>> round(maj_at_k(R, 3), 12)
     0.85
     """
-    return _bank_mean(R, "maj@k", k)
+    return _bank_mean(R, METRICS["maj@k"], k)
 
 
 @dataclass(frozen=True)
@@ -387,11 +379,34 @@ def bayes(
     return mu, scale * math.sqrt(variance)
 
 
-def estimator_by_name(metric: str) -> Callable[..., object]:
-    """The estimator function for a metric name or alias (``"pass@k"``, ``"pass_hat_k"``, ``"bayes"``...).
+def _mean_of(metric: Metric) -> Callable[..., float]:
+    """The bank estimator of a registered item-mean metric with no function of its own."""
+
+    def with_tau(R: ArrayLike | Bank, k: int, tau: Tau) -> float:
+        return _bank_mean(R, metric, k, tau)
+
+    def with_k(R: ArrayLike | Bank, k: int) -> float:
+        return _bank_mean(R, metric, k)
+
+    def plain(R: ArrayLike | Bank) -> float:
+        return _bank_mean(R, metric, None)
+
+    estimator = with_tau if metric.needs_tau else with_k if metric.needs_k else plain
+    estimator.__name__ = estimator.__qualname__ = metric.name
+    estimator.__doc__ = f"{metric.name}: {metric.summary}, averaged over items."
+    return estimator
+
+
+def estimator_by_name(metric: MetricLike) -> Callable[..., object]:
+    """The estimator function of a metric, by name, alias or object (``"pass@k"``, ``"pass_hat_k"``, ...).
+
+    A registered metric without a function of its own gets the mean over items of its credit.
 
     >>> estimator_by_name("g_pass_at_k") is pass_hat_k
     True
     """
-    function: Callable[..., object] = globals()[resolve_metric(metric).function]
+    resolved = resolve_metric(metric)
+    if resolved.function is None:
+        return _mean_of(resolved)
+    function: Callable[..., object] = globals()[resolved.function]
     return function

@@ -1,9 +1,11 @@
 r"""Score each group of read results: metrics with intervals, flaky items, seed-002 advice.
 
-This is what ``trialscore score`` prints.  Metric names are those of the one
+This is what ``trialscore score`` prints.  Metrics are those of the one
 registry, :mod:`trialscore.core.metrics` (``avg``, ``pass@k``, ``pass^k``,
-``g-pass@k_tau``, ``mg-pass@k``, ``maj@k``, ``bayes`` and their aliases); the
-ambiguous ``g-pass@k`` is refused with both meanings named.
+``g-pass@k_tau``, ``mg-pass@k``, ``maj@k``, ``bayes``, their aliases, and any
+metric registered since); the ambiguous ``g-pass@k`` is refused with both
+meanings named.  A :class:`MetricSpec` holds the resolved
+:class:`~trialscore.core.metrics.Metric`, and every choice below asks it.
 
 Intervals (``ci``), at ``level``:
 
@@ -20,7 +22,8 @@ Intervals (``ci``), at ``level``:
   treats every trial as an independent unit, which holds only when each item
   has one trial (or there is a single item): then the pooled rate *is* the
   pass rate, the estimate is unchanged and the interval exact.  So it is
-  offered only there, and only for pass rates (``avg``, or a k = 1 metric).
+  offered only there, and only for pass rates (a metric whose per-item value
+  is ``c / n``: ``avg``, pass@1, pass^1...).
   With several trials per item the trials of one item are correlated (items
   differ), the pooled rate differs from ``avg`` on ragged data, and the error
   names the measured design effect :func:`design_effect` instead.
@@ -30,8 +33,9 @@ the interval is the cluster-robust t interval of the per-item values
 (:func:`trialscore.stats.clustered_interval`: clustered SE, t quantile at
 ``G - 1`` degrees of freedom for ``G`` clusters), clipped to [0, 1].
 
-Bayes@N always gets its posterior credible interval (for these items under a
-uniform prior; :func:`trialscore.stats.bayes_interval`).
+Bayes@N (a metric whose only interval is its posterior) always gets its
+posterior credible interval (for these items under a uniform prior;
+:func:`trialscore.stats.bayes_interval`).
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ import numpy as np
 from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import item_scores
-from trialscore.core.metrics import METRICS, resolve_metric
+from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
@@ -80,13 +84,18 @@ CI_METHODS: dict[str, str] = {
 _PROPORTION = ("wilson", "clopper-pearson", "jeffreys", "agresti-coull")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MetricSpec:
-    """One column of a score table: estimator name, its ``k`` and ``tau`` (None when unused)."""
+    """One column of a score table: the metric (a name is resolved), its ``k`` and ``tau`` (or None)."""
 
-    metric: str
-    k: int | None = None
-    tau: float | None = None
+    metric: Metric
+    k: int | None
+    tau: float | None
+
+    def __init__(self, metric: MetricLike, k: int | None = None, tau: float | None = None) -> None:
+        object.__setattr__(self, "metric", resolve_metric(metric))
+        object.__setattr__(self, "k", k)
+        object.__setattr__(self, "tau", tau)
 
     @property
     def label(self) -> str:
@@ -95,10 +104,10 @@ class MetricSpec:
         >>> MetricSpec("pass^k", 3).label, MetricSpec("g-pass@k_tau", 4, 0.5).label
         ('pass^3', 'g-pass@4_tau=0.5')
         """
-        return METRICS[self.metric].label_for(self.k, self.tau)
+        return self.metric.label_for(self.k, self.tau)
 
 
-def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) -> list[MetricSpec]:
+def metric_specs(metrics: Sequence[MetricLike], ks: Sequence[int], tau: float = 0.5) -> list[MetricSpec]:
     """Expand metric names over the ``k`` values (k-free metrics once each).
 
     >>> [spec.label for spec in metric_specs(["pass@k", "bayes", "g-pass@k_tau"], [1, 3])]
@@ -106,18 +115,18 @@ def metric_specs(metrics: Sequence[str], ks: Sequence[int], tau: float = 0.5) ->
     >>> metric_specs(["pass@x"], [1])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    trialscore.errors.EvaluationError: metric must be one of avg, pass@k, pass^k, ...; got 'pass@x'
+    trialscore.errors.EvaluationError: metric must be one of avg, ...; got 'pass@x' (did you mean 'pass@k'?)
     """
     specs: list[MetricSpec] = []
     for name in metrics:
         metric = resolve_metric(name)
         if not metric.needs_k:
-            specs.append(MetricSpec(metric.name))
+            specs.append(MetricSpec(metric))
             continue
         if not ks:
-            raise EvaluationError(f"metric {name!r} needs at least one k; got none")
+            raise EvaluationError(f"metric {str(name)!r} needs at least one k; got none")
         for k in ks:
-            specs.append(MetricSpec(metric.name, int(k), tau if metric.needs_tau else None))
+            specs.append(MetricSpec(metric, int(k), tau if metric.needs_tau else None))
     return specs
 
 
@@ -205,7 +214,9 @@ def metric_interval(
     ``states`` may pass ``bank.states()`` when it is already computed (several metrics of one bank).
     ``clusters`` (one key per item of ``bank``, from ``--cluster-col``) replaces the default
     interval by the cluster-robust t interval (:func:`trialscore.stats.clustered_interval`,
-    ``G - 1`` degrees of freedom); Bayes@N keeps its posterior for these items.
+    ``G - 1`` degrees of freedom).  The kinds of interval come from the metric
+    (:meth:`~trialscore.core.metrics.Metric.intervals`): Bayes@N keeps its posterior for these
+    items whatever ``ci`` says, and the pooled-trials methods fit only a pass rate.
 
     >>> bank = Bank.from_counts([4, 4, 4, 4, 4, 4], [1, 3, 4, 2, 4, 3])
     >>> print(metric_interval(bank, MetricSpec("avg")))
@@ -217,7 +228,7 @@ def metric_interval(
 
     if ci not in CI_METHODS:
         raise EvaluationError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}")
-    if spec.metric == "bayes":
+    if "posterior" in spec.metric.intervals():
         return bayes_interval(bank, level=level)
     k = bank.check_k(spec.k) if spec.k is not None else None
     if clusters is not None:
@@ -228,7 +239,7 @@ def metric_interval(
             bank, spec.metric, k, spec.tau, level=level, method=method, resamples=resamples, seed=seed
         )
     if ci in _PROPORTION:
-        if not (spec.metric == "avg" or k == 1):
+        if "pooled trials" not in spec.metric.intervals(k, spec.tau):
             raise EvaluationError(
                 f"ci {ci!r} is a proportion interval of the pooled trials: it fits avg or a k = 1 metric, "
                 f"not {spec.label}; use --ci bootstrap"
@@ -249,7 +260,7 @@ class MetricScore:
     def to_dict(self) -> dict[str, Any]:
         """Plain types for JSON."""
         return {
-            "metric": self.spec.metric,
+            "metric": self.spec.metric.name,
             "label": self.spec.label,
             "k": self.spec.k,
             "tau": self.spec.tau,
@@ -288,11 +299,6 @@ class GroupScore:
         }
 
 
-def _is_pass_rate(spec: MetricSpec) -> bool:
-    """Whether the metric's per-item value is the item's pass rate ``c / n``."""
-    return spec.metric == "avg" or (spec.k == 1 and spec.metric in ("pass@k", "pass^k"))
-
-
 def score_group(
     group: GroupCounts,
     specs: Sequence[MetricSpec],
@@ -304,11 +310,11 @@ def score_group(
 ) -> GroupScore:
     """Every metric of ``specs`` with its interval, the flaky items (``0 < c < n``) and the advice.
 
-    The advice quotes an interval the table prints: the pass rate's (the first of ``avg``,
-    ``pass@1``, ``pass^1`` among ``specs``), with the retry advice and the comparison of pass@1
-    with pass@``k`` (``k`` at most the smallest number of trials; none when no metric of ``specs``
-    has a k of 2 or more); without a pass rate among ``specs`` (``bayes`` alone) only the
-    sample-size advice, quoting the first interval of ``specs``.
+    The advice quotes an interval the table prints: the pass rate's (the first metric of ``specs``
+    whose per-item value is ``c / n``: ``avg``, ``pass@1``, ``pass^1``...), with the retry advice
+    and the comparison of pass@1 with pass@``k`` (``k`` at most the smallest number of trials;
+    none when no metric of ``specs`` has a k of 2 or more); without a pass rate among ``specs``
+    (``bayes`` alone) only the sample-size advice, quoting the first interval of ``specs``.
 
     >>> from trialscore.results.counts import GroupCounts
     >>> import numpy as np
@@ -353,7 +359,12 @@ def score_group(
     if not any(spec.k is not None and spec.k >= 2 for spec in specs):
         advice_k = 1  # the table shows no pass@k to set against pass@1: no consistency advice
     pass_rate = next(
-        (score.interval for score in scores if _is_pass_rate(score.spec) and score.interval is not None), None
+        (
+            score.interval
+            for score in scores
+            if score.interval is not None and score.spec.metric.is_pass_rate(score.spec.k, score.spec.tau)
+        ),
+        None,
     )
     if pass_rate is not None:
         advice = insights(bank, advice_k, level, pass_rate)
@@ -369,12 +380,10 @@ def score_group(
 
 
 def _unscorable(group: GroupCounts, bank: Bank, spec: MetricSpec, scored: np.ndarray) -> str | None:
-    """Why ``spec`` has no value on this group (k above a case's trials, mG-Pass at k = 1), naming cases."""
-    if spec.metric == "mg-pass@k" and spec.k == 1:
-        return (
-            "is 0 by definition at k = 1: mG-Pass@k averages G-Pass@k_tau over tau in (0.5, 1], and one "
-            "draw never gets above a majority; use k >= 2"
-        )
+    """Why ``spec`` has no value here (fixed by definition, k above a case's trials), naming cases."""
+    fixed = spec.metric.by_definition(spec.k, spec.tau)
+    if fixed is not None:
+        return fixed
     if spec.k is None or spec.k <= bank.min_trials:
         return None
     short = np.flatnonzero(bank.n < spec.k)

@@ -102,6 +102,8 @@ def parse_threshold(text: str) -> Threshold:
         raise EvaluationError(f"{where}: metric {metric.name} needs its k, e.g. pass@1 or pass^3 (k >= 1)")
     if not metric.needs_k and k is not None:
         raise EvaluationError(f"{where}: metric {metric.name} takes no k")
+    if not metric.higher_is_better:
+        raise EvaluationError(f"{where}: metric {metric.name} is better lower; a bar it must reach fits none")
     if metric.needs_tau and tau is None:
         tau = 0.5
     return Threshold(metric.name, k, tau, _bar(bar.strip(), where))

@@ -17,7 +17,8 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._validate import check_values
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
-from trialscore.core.estimators import avg, estimator_by_name, item_scores
+from trialscore.core.estimators import item_scores
+from trialscore.core.metrics import Metric
 from trialscore.errors import EvaluationError
 from trialscore.stats._noise import trial_noise_variances
 
@@ -58,10 +59,10 @@ class Items:
 
 
 def _per_item_values(
-    rows: object, metric: str, k: int | None, tau: Tau | None, name: str
+    rows: object, metric: Metric, k: int | None, tau: Tau | None, name: str
 ) -> tuple[FloatArray, FloatArray, Bank | None]:
     """Per-item values of ``metric``, their trial-noise variances ``v_i`` and the counts (0/1 trials)."""
-    if estimator_by_name(metric) is avg and not isinstance(rows, Bank):
+    if metric.trial_mean and not isinstance(rows, Bank):
         graded = _graded_items(rows, name)
         if graded is not None:
             return graded[0], graded[1], None
@@ -70,7 +71,7 @@ def _per_item_values(
 
 
 def run_items(
-    run: Run, ids: Sequence[Hashable] | None, metric: str, k: int | None, tau: Tau | None, name: str
+    run: Run, ids: Sequence[Hashable] | None, metric: Metric, k: int | None, tau: Tau | None, name: str
 ) -> Items:
     if isinstance(run, Mapping):
         if ids is not None:

@@ -51,6 +51,7 @@ from trialscore._validate import check_choice, check_integer, check_probability,
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import state_scores, states_mean
+from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
@@ -112,17 +113,9 @@ def resample_histogram(values: ArrayLike, counts: ArrayLike, resamples: int, see
     return weighted / total
 
 
-def _checked_histogram(
-    R: ArrayLike | Bank, metric: str, k: int | None, tau: Tau | None
-) -> tuple[FloatArray, NDArray[np.int64]]:
-    bank = as_bank(R)
-    n, c, freq = bank.states()
-    return state_scores(n, c, metric, k, tau), freq
-
-
 def bootstrap_distribution(
     R: ArrayLike | Bank,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -131,16 +124,18 @@ def bootstrap_distribution(
 ) -> FloatArray:
     """The ``resamples`` bootstrap replicates of a bank estimator (items resampled with replacement).
 
-    ``metric`` is any pass-family estimator name or alias of
-    :func:`trialscore.core.estimators.state_scores` (``"avg"``, ``"pass@k"``,
-    ``"pass^k"``, ``"g-pass@k_tau"``, ``"mg-pass@k"``, ``"maj@k"``).
+    ``metric`` is any metric with per-item values, by name, alias or object
+    (``"avg"``, ``"pass@k"``, ``"pass^k"``, ``"g-pass@k_tau"``, ``"mg-pass@k"``,
+    ``"maj@k"``; :mod:`trialscore.core.metrics`).
 
     >>> R = [[1, 1, 0], [0, 0, 0], [1, 1, 1], [1, 0, 0]]
     >>> draws = bootstrap_distribution(R, "pass@k", k=2, resamples=1000, seed=1)
     >>> bool((draws >= 0).all() and (draws <= 1).all()), draws.size
     (True, 1000)
     """
-    values, freq = _checked_histogram(R, metric, k, tau)
+    resolved = resolve_metric(metric, per_item=True)
+    n, c, freq = as_bank(R).states()
+    values = state_scores(n, c, resolved, k, tau)
     return resample_histogram(values, freq, check_integer(resamples, "resamples", MIN_RESAMPLES), seed)
 
 
@@ -199,7 +194,7 @@ def _interval_from_histogram(
 
 def bootstrap_interval(
     R: ArrayLike | Bank,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -222,14 +217,14 @@ def bootstrap_interval(
     >>> interval == bootstrap_interval(R, "pass@k", k=2, seed=7)
     True
     """
-    bank = as_bank(R)
-    n, c, freq = bank.states()
-    values = state_scores(n, c, metric, k, tau)
-    mean = states_mean(n, c, freq, values, metric, k, tau)
+    resolved = resolve_metric(metric, per_item=True)
+    n, c, freq = as_bank(R).states()
+    values = state_scores(n, c, resolved, k, tau)
+    mean = states_mean(n, c, freq, values, resolved, k, tau)
     interval = _interval_from_histogram(values, freq, level, method, resamples, seed, mean)
     if interval.width > 0.0:
         return interval
-    fallback = item_interval(R, metric, k, tau, level)
+    fallback = item_interval(R, resolved, k, tau, level)
     return replace(fallback, method=f"{fallback.method} (the bootstrap had no spread)")
 
 

@@ -80,6 +80,7 @@ from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
+from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
 from trialscore.stats._pairing import Items, Run, matched, run_items
@@ -187,20 +188,22 @@ class Comparison(Record):
         )
 
 
-def _verdict(interval: Interval, identical: bool, test: str) -> tuple[str, str]:
-    """The verdict read off ``interval``, and the rule that says so."""
+def _verdict(interval: Interval, identical: bool, test: str, metric: Metric) -> tuple[str, str]:
+    """The verdict read off ``interval`` (a rise is an improvement unless lower is better), and its rule."""
     level = f"{interval.level * 100:g}%"
+    better, worse = ("above", "below") if metric.higher_is_better else ("below", "above")
     rule = (
         f"identical if every compared item scores the same in both runs; otherwise improvement if the "
-        f"{level} interval of delta lies above 0, regression if it lies below 0, else within_noise "
+        f"{level} interval of delta lies {better} 0, regression if it lies {worse} 0, else within_noise "
         f"(interval and p from the {test}; p < {1 - interval.level:g} exactly when the interval excludes 0)"
     )
+    rise, fall = ("improvement", "regression") if metric.higher_is_better else ("regression", "improvement")
     if identical:
         return "identical", rule
     if interval.low > 0:
-        return "improvement", rule
+        return rise, rule
     if interval.high < 0:
-        return "regression", rule
+        return fall, rule
     return "within_noise", rule
 
 
@@ -259,7 +262,7 @@ def _few_items_note(items: int) -> tuple[str, ...]:
 def compare_paired(
     baseline: Run,
     candidate: Run,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -275,8 +278,8 @@ def compare_paired(
     A run is a :class:`~trialscore.core.bank.Bank`, an items x trials matrix, ragged
     outcome lists, or a mapping ``{item_id: outcomes}``.  Items are matched by
     id (mapping keys, or ``ids_baseline`` / ``ids_candidate``), else by
-    position.  ``metric`` is any bank estimator (``"avg"`` also takes graded
-    scores).
+    position.  ``metric`` is any metric with per-item values, by name or object (``"avg"``
+    also takes graded scores); a metric better lower calls a fall an improvement.
 
     ``estimand="population"`` (the default): the verdict is read off the floored
     paired-t interval; the sign-flip p-value (``permutations`` seeded sign patterns
@@ -302,8 +305,9 @@ def compare_paired(
     alpha = check_probability(alpha, "alpha")
     permutations = check_integer(permutations, "permutations", 0)
     estimand = check_choice(estimand, "estimand", {name: name for name in ESTIMANDS})
-    a = run_items(baseline, ids_baseline, metric, k, tau, "baseline")
-    b = run_items(candidate, ids_candidate, metric, k, tau, "candidate")
+    resolved = resolve_metric(metric, per_item=True)
+    a = run_items(baseline, ids_baseline, resolved, k, tau, "baseline")
+    b = run_items(candidate, ids_candidate, resolved, k, tau, "candidate")
     rows_a, rows_b, only_a, only_b = matched(a, b)
     if rows_a.size < 2:
         raise InsufficientDataError(
@@ -332,7 +336,7 @@ def compare_paired(
     }
     identical = bool(np.all(differences == 0))
     if estimand == "items":
-        return _these_items(a, b, rows_a, rows_b, metric, k, tau, identical, shared, permutations, seed)
+        return _these_items(a, b, rows_a, rows_b, resolved, k, tau, identical, shared, permutations, seed)
     delta = float(differences.mean())
     spread = float(differences.var(ddof=1))
     floor = _floor(a.noise[rows_a], b.noise[rows_b])
@@ -346,7 +350,7 @@ def compare_paired(
     sign_flip, sign_flip_method = (
         sign_flip_p_value(differences, permutations, seed) if permutations else (None, None)
     )
-    verdict, rule = _verdict(interval, identical, test)
+    verdict, rule = _verdict(interval, identical, test, resolved)
     mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
     return Comparison(
         design="paired",
@@ -372,7 +376,7 @@ def _these_items(
     b: Items,
     rows_a: NDArray[np.int64],
     rows_b: NDArray[np.int64],
-    metric: str,
+    metric: Metric,
     k: int | None,
     tau: Tau | None,
     identical: bool,
@@ -389,24 +393,16 @@ def _these_items(
     bank_a, bank_b = cast("Bank", a.bank), cast("Bank", b.bank)
     alpha = float(shared["alpha"])
     test = resplit_test(
-        bank_a.n[rows_a],
-        bank_a.c[rows_a],
-        bank_b.n[rows_b],
-        bank_b.c[rows_b],
-        metric,
-        k,
-        tau,
-        alpha=alpha,
-        permutations=permutations,
-        seed=seed,
-    )
+        bank_a.n[rows_a], bank_a.c[rows_a], bank_b.n[rows_b], bank_b.c[rows_b], metric, k, tau,
+        alpha=alpha, permutations=permutations, seed=seed,
+    )  # fmt: skip
     items = int(rows_a.size)
     clipped = test.low == -1.0 or test.high == 1.0
     interval = Interval(
         test.delta, test.low, test.high, 1 - alpha, "re-split permutation", items, test.sd,
         (-1.0, 1.0) if clipped else None,
     )  # fmt: skip
-    verdict, rule = _verdict(interval, identical, test.method)
+    verdict, rule = _verdict(interval, identical, test.method, metric)
     mde = bounded_effect(test.sd, NORMAL_DF, alpha, MDE_POWER, 1.0)
     return Comparison(
         design="paired, these items",
@@ -427,7 +423,7 @@ def _these_items(
 def compare_unpaired(
     baseline: Run,
     candidate: Run,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -457,8 +453,9 @@ def compare_unpaired(
     -1 [-1, 0.07566] (95% welch t, n=4, clipped to [-1, 1])
     """
     alpha = check_probability(alpha, "alpha")
-    a = run_items(baseline, None, metric, k, tau, "baseline")
-    b = run_items(candidate, None, metric, k, tau, "candidate")
+    resolved = resolve_metric(metric, per_item=True)
+    a = run_items(baseline, None, resolved, k, tau, "baseline")
+    b = run_items(candidate, None, resolved, k, tau, "candidate")
     for name, run in (("baseline", a), ("candidate", b)):
         if run.values.size < 2:
             raise InsufficientDataError(
@@ -483,7 +480,7 @@ def compare_unpaired(
     interval = _bounded(delta, half, half, alpha, "welch t", int(values_a.size + values_b.size), se, unit)
     identical = values_a.size == values_b.size and bool(np.array_equal(np.sort(values_a), np.sort(values_b)))
     verdict, rule = _verdict(
-        interval, identical, "Welch t-test, each run's variance floored by its trial noise"
+        interval, identical, "Welch t-test, each run's variance floored by its trial noise", resolved
     )
     return Comparison(
         design="unpaired",
@@ -514,7 +511,7 @@ def compare_clustered(
     baseline: Run,
     candidate: Run,
     clusters: Mapping[Hashable, Hashable],
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -539,8 +536,9 @@ def compare_clustered(
     ('within_noise', 0.1667, 0.0833, 0.184)
     """
     alpha = check_probability(alpha, "alpha")
-    a = run_items(baseline, ids_baseline, metric, k, tau, "baseline")
-    b = run_items(candidate, ids_candidate, metric, k, tau, "candidate")
+    resolved = resolve_metric(metric, per_item=True)
+    a = run_items(baseline, ids_baseline, resolved, k, tau, "baseline")
+    b = run_items(candidate, ids_candidate, resolved, k, tau, "candidate")
     if a.keys is None or b.keys is None:
         raise EvaluationError("compare_clustered needs item ids for both runs to look up each item's cluster")
     rows_a, rows_b, only_a, only_b = matched(a, b)
@@ -569,7 +567,7 @@ def compare_clustered(
     interval = _bounded(delta, half, half, alpha, f"paired {clustered.method}", clustered.n, se, unit)
     p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
     test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
-    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test)
+    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test, resolved)
     mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf) if se > 0 else 0.0
     return Comparison(
         design="paired, clustered",

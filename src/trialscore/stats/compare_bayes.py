@@ -24,7 +24,7 @@ from trialscore._record import Record
 from trialscore._validate import check_probability
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
-from trialscore.core.estimators import bayes, estimator_by_name
+from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.stats import _scipy
 from trialscore.stats.compare import Run, compare_paired
 from trialscore.stats.intervals import Interval, bayes_interval
@@ -117,9 +117,11 @@ def compare_bayes(
 
 
 def beat_probability(
-    better: Run, worse: Run, metric: str = "avg", k: int | None = None, tau: Tau | None = None
+    better: Run, worse: Run, metric: MetricLike = "avg", k: int | None = None, tau: Tau | None = None
 ) -> float:
-    r"""The probability that ``better`` truly scores above ``worse`` on their shared items.
+    r"""The probability that ``better`` truly scores better than ``worse`` on their shared items.
+
+    Better is above, or below for a metric better lower.
 
     For Bayes@N it is the posterior probability of :func:`compare_bayes`,
     :math:`\Phi(z)`; for any other metric the normal approximation of the paired
@@ -133,9 +135,11 @@ def beat_probability(
     >>> round(beat_probability([[1, 1, 0, 1, 0], [1, 0, 0, 0, 0]], [[1, 0, 0, 1, 0]] * 2), 3)
     0.5
     """
-    if estimator_by_name(metric) is bayes:
+    resolved = resolve_metric(metric)
+    if resolved.aggregation == "posterior":
         return compare_bayes(worse, better).probability  # type: ignore[arg-type]
-    result = compare_paired(worse, better, metric, k, tau, permutations=0)
+    result = compare_paired(worse, better, resolved, k, tau, permutations=0)
+    gain = result.delta if resolved.higher_is_better else -result.delta
     if result.se == 0:
-        return 1.0 if result.delta > 0 else 0.0 if result.delta < 0 else 0.5
-    return float(_scipy.ndtr(result.delta / result.se))
+        return 1.0 if gain > 0 else 0.0 if gain < 0 else 0.5
+    return float(_scipy.ndtr(gain / result.se))

@@ -46,6 +46,7 @@ from trialscore._validate import check_choice, check_integer, check_probability,
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import _weights, bayes, state_scores, states_mean
+from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats._noise import state_noise_variances
@@ -524,7 +525,7 @@ def bounded_mean_interval(
 
 def item_interval(
     R: ArrayLike | Bank,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     level: float = 0.95,
@@ -569,16 +570,18 @@ def item_interval(
     >>> print(item_interval(R))
     1 [0.9630, 1] (95% wilson-eff, n=20, effective n=100)
     """
+    resolved = resolve_metric(metric, per_item=True)
+    k = k if resolved.needs_k else None  # avg is one draw, whatever k is given
     bank = as_bank(R)
     level = check_probability(level, "level")
     k_used = 1 if k is None else bank.check_k(k)
     n, c, freq = bank.states() if states is None else (np.asarray(part) for part in states)
-    values = state_scores(n, c, metric, k, tau)
+    values = state_scores(n, c, resolved, k, tau)
     ceiling = bank.items**2 / (k_used * float(freq @ (1.0 / n)))
-    mean = states_mean(n, c, freq, values, metric, k, tau)
+    mean = states_mean(n, c, freq, values, resolved, k, tau)
     theta = min(max(mean, 0.0), 1.0)
     if k is not None and 0.0 < theta < 1.0 and not np.all((values == 0.0) | (values == 1.0)):
-        noise = float(freq @ state_noise_variances(n, c, metric, k, tau)) / bank.items
+        noise = float(freq @ state_noise_variances(n, c, resolved, k, tau)) / bank.items
         if noise > 0.0:
             ceiling = max(ceiling, bank.items * theta * (1.0 - theta) / noise)
     return _histogram_interval(

@@ -49,6 +49,7 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._validate import check_integer, check_values
 from trialscore.core._kernels import Tau
 from trialscore.core.estimators import state_scores
+from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 
@@ -140,7 +141,7 @@ class Resplit:
     method: str
 
 
-def _value_tables(n: IntArray, metric: str, k: int | None, tau: Tau | None) -> dict[int, FloatArray]:
+def _value_tables(n: IntArray, metric: Metric, k: int | None, tau: Tau | None) -> dict[int, FloatArray]:
     """The metric's per-item value at every count ``0..n`` of each distinct trial count ``n``."""
     tables = {}
     for trials in np.unique(n).tolist():
@@ -163,7 +164,7 @@ def resplit_test(
     c_baseline: ArrayLike,
     n_candidate: ArrayLike,
     c_candidate: ArrayLike,
-    metric: str = "avg",
+    metric: MetricLike = "avg",
     k: int | None = None,
     tau: Tau | None = None,
     *,
@@ -181,6 +182,7 @@ def resplit_test(
     >>> round(result.delta, 4), result.p_value < 0.05, result.high < 0
     (-0.3933, True, True)
     """
+    resolved = resolve_metric(metric, per_item=True)
     n_a, c_a = (np.asarray(x, dtype=np.int64) for x in (n_baseline, c_baseline))
     n_b, c_b = (np.asarray(x, dtype=np.int64) for x in (n_candidate, c_candidate))
     permutations = check_integer(permutations, "permutations", 1)
@@ -192,7 +194,7 @@ def resplit_test(
         )
     items = n_a.size
     total = c_a + c_b
-    tables_a, tables_b = _value_tables(n_a, metric, k, tau), _value_tables(n_b, metric, k, tau)
+    tables_a, tables_b = _value_tables(n_a, resolved, k, tau), _value_tables(n_b, resolved, k, tau)
     rng = np.random.default_rng(check_integer(seed, "seed", 0))
     block = max(1, _BLOCK_CELLS // items)
     draws: list[FloatArray] = []
