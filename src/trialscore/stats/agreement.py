@@ -494,7 +494,7 @@ def judge_agreement(
     >>> print(result.inter.percent_agreement, sorted(result.intra))
     1 [0.7575, 1] ['a', 'b']
     >>> round(result.intra["b"].krippendorff_alpha.estimate, 4)
-    -0.0435
+    -0.15
     """
     grades = table if isinstance(table, GradeTable) else grade_table(table)
     options = {"scale": scale, "level": level, "resamples": resamples, "seed": seed}
