@@ -72,3 +72,25 @@ def value_table(metric: str, k: int, trials: int) -> np.ndarray:
     if metric == "pass^k":
         return np.array([math.comb(x, k) / math.comb(trials, k) for x in c])
     return np.array([1 - math.comb(trials - x, k) / math.comb(trials, k) for x in c])
+
+
+def draw_pair(
+    rng: np.random.Generator, reps: int, items: int, trials: int, judge: str
+) -> tuple[Counts, Counts]:
+    """Two targets on the same items: B's rate is 0.8 times A's; the judge is lenient on the same items."""
+    tpr, tnr, lenient = JUDGES[judge]
+    rates = rng.beta(A, B, (reps, items))
+    tnr_item = np.where(rng.random(rates.shape) < lenient, LENIENT_TNR, tnr)
+    return draw_at(rng, rates, trials, tpr, tnr_item), draw_at(rng, 0.8 * rates, trials, tpr, tnr_item)
+
+
+def trial_rows(counts: Counts, labelled: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Trial rows of each data set: human and judge of the labelled items' trials, judge of the others'."""
+    t = np.arange(counts.trials)
+    human, judge, agree = (part[..., None] for part in (counts.human, counts.judge, counts.agree_pass))
+    # Per item: ``agree`` trials pass both, then passes of the human only, then of the judge only.
+    y = (t < human)[:, :labelled]
+    f = ((t < agree) | ((t >= human) & (t < human + judge - agree)))[:, :labelled]
+    u = (t < judge)[:, labelled:]
+    reps = counts.human.shape[0]
+    return (part.reshape(reps, -1).astype(np.float64) for part in (y, f, u))  # type: ignore[return-value]
