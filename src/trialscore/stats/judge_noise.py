@@ -123,9 +123,9 @@ def judge_variance(grades: ArrayLike) -> JudgeVariance:
             unit="trials",
             needed=2,
         )
-    with np.errstate(invalid="ignore"):
-        trial_means = np.nanmean(np.where(graded[..., None], cube, np.nan), axis=2)
-        within = np.nanvar(cube, axis=2, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        trial_means = np.where(graded, np.nansum(cube, axis=2) / calls, np.nan)
+        within = np.nansum((cube - trial_means[..., None]) ** 2, axis=2) / (calls - 1)
     repeats = np.where(graded, calls, 1)
     judge = float(within[graded].mean())
     item_means = np.nanmean(trial_means, axis=1)
