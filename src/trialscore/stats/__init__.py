@@ -1,4 +1,4 @@
-"""Honest uncertainty: intervals, bootstrap, standard errors, paired comparisons, power.
+"""Honest uncertainty: intervals, bootstrap, standard errors, paired comparisons, power, judges.
 
 >>> from trialscore.stats import compare_paired, proportion_interval
 >>> print(proportion_interval(7, 10))
@@ -13,6 +13,14 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from trialscore.stats.agreement import (
+        Agreement,
+        AgreementInterval,
+        JudgeAgreement,
+        PairKappa,
+        agreement,
+        judge_agreement,
+    )
     from trialscore.stats.bootstrap import (
         bootstrap_distribution,
         bootstrap_interval,
@@ -26,6 +34,7 @@ if TYPE_CHECKING:
         compare_unpaired,
     )
     from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
+    from trialscore.stats.grades import GradeTable, grade_table
     from trialscore.stats.intervals import (
         Interval,
         bayes_interval,
@@ -36,6 +45,13 @@ if TYPE_CHECKING:
         normal_quantile,
         proportion_interval,
     )
+    from trialscore.stats.judge_noise import (
+        JudgeBudget,
+        JudgeDesign,
+        JudgeVariance,
+        judge_variance,
+        plan_judge_budget,
+    )
     from trialscore.stats.permutation import resplit_test, sign_flip_p_value
     from trialscore.stats.plan import SampleSizePlan, plan_sample_size
     from trialscore.stats.power import (
@@ -45,6 +61,7 @@ if TYPE_CHECKING:
         minimum_detectable_effect,
         trials_needed,
     )
+    from trialscore.stats.ppi import ppi_interval, ppi_paired_interval
     from trialscore.stats.variance import (
         ClusteredStandardError,
         VarianceDecomposition,
@@ -55,12 +72,21 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "Agreement",
+    "AgreementInterval",
     "BayesComparison",
     "ClusteredStandardError",
     "Comparison",
+    "GradeTable",
     "Interval",
+    "JudgeAgreement",
+    "JudgeBudget",
+    "JudgeDesign",
+    "JudgeVariance",
+    "PairKappa",
     "SampleSizePlan",
     "VarianceDecomposition",
+    "agreement",
     "bayes_interval",
     "beat_probability",
     "bootstrap_distribution",
@@ -76,13 +102,19 @@ __all__ = [
     "decompose_variance",
     "design_power",
     "detectable_effect",
+    "grade_table",
     "item_interval",
     "item_moments",
     "items_needed",
+    "judge_agreement",
+    "judge_variance",
     "mean_interval",
     "minimum_detectable_effect",
     "normal_quantile",
+    "plan_judge_budget",
     "plan_sample_size",
+    "ppi_interval",
+    "ppi_paired_interval",
     "proportion_interval",
     "resample_histogram",
     "resplit_test",
@@ -94,6 +126,21 @@ __all__ = [
 #: The submodule of each public name: imported on first use, so reading a file and scoring it with
 #: the default interval never imports the bootstrap, the comparisons or the power analysis.
 _HOMES = {
+    "Agreement": "agreement",
+    "AgreementInterval": "agreement",
+    "JudgeAgreement": "agreement",
+    "PairKappa": "agreement",
+    "agreement": "agreement",
+    "judge_agreement": "agreement",
+    "GradeTable": "grades",
+    "grade_table": "grades",
+    "JudgeBudget": "judge_noise",
+    "JudgeDesign": "judge_noise",
+    "JudgeVariance": "judge_noise",
+    "judge_variance": "judge_noise",
+    "plan_judge_budget": "judge_noise",
+    "ppi_interval": "ppi",
+    "ppi_paired_interval": "ppi",
     "bootstrap_distribution": "bootstrap",
     "bootstrap_interval": "bootstrap",
     "bootstrap_mean_interval": "bootstrap",
