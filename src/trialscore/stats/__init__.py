@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         compare_unpaired,
     )
     from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
+    from trialscore.stats.effort import PerSuccess, per_success
     from trialscore.stats.intervals import (
         Interval,
         bayes_interval,
@@ -59,6 +60,7 @@ __all__ = [
     "ClusteredStandardError",
     "Comparison",
     "Interval",
+    "PerSuccess",
     "SampleSizePlan",
     "VarianceDecomposition",
     "bayes_interval",
@@ -82,6 +84,7 @@ __all__ = [
     "mean_interval",
     "minimum_detectable_effect",
     "normal_quantile",
+    "per_success",
     "plan_sample_size",
     "proportion_interval",
     "resample_histogram",
@@ -105,6 +108,8 @@ _HOMES = {
     "compare_clustered": "compare",
     "compare_paired": "compare",
     "compare_unpaired": "compare",
+    "PerSuccess": "effort",
+    "per_success": "effort",
     "resplit_test": "permutation",
     "sign_flip_p_value": "permutation",
     "Interval": "intervals",
