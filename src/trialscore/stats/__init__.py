@@ -37,6 +37,13 @@ if TYPE_CHECKING:
         normal_quantile,
         proportion_interval,
     )
+    from trialscore.stats.noninferiority import (
+        NonInferiority,
+        NonInferiorityPlan,
+        cost_non_inferiority,
+        non_inferiority,
+        plan_non_inferiority,
+    )
     from trialscore.stats.permutation import resplit_test, sign_flip_p_value
     from trialscore.stats.plan import SampleSizePlan, plan_sample_size
     from trialscore.stats.power import (
@@ -60,6 +67,8 @@ __all__ = [
     "ClusteredStandardError",
     "Comparison",
     "Interval",
+    "NonInferiority",
+    "NonInferiorityPlan",
     "PerSuccess",
     "SampleSizePlan",
     "VarianceDecomposition",
@@ -75,6 +84,7 @@ __all__ = [
     "compare_clustered",
     "compare_paired",
     "compare_unpaired",
+    "cost_non_inferiority",
     "decompose_variance",
     "design_power",
     "detectable_effect",
@@ -83,8 +93,10 @@ __all__ = [
     "items_needed",
     "mean_interval",
     "minimum_detectable_effect",
+    "non_inferiority",
     "normal_quantile",
     "per_success",
+    "plan_non_inferiority",
     "plan_sample_size",
     "proportion_interval",
     "resample_histogram",
@@ -108,6 +120,11 @@ _HOMES = {
     "compare_clustered": "compare",
     "compare_paired": "compare",
     "compare_unpaired": "compare",
+    "NonInferiority": "noninferiority",
+    "NonInferiorityPlan": "noninferiority",
+    "cost_non_inferiority": "noninferiority",
+    "non_inferiority": "noninferiority",
+    "plan_non_inferiority": "noninferiority",
     "PerSuccess": "effort",
     "per_success": "effort",
     "resplit_test": "permutation",
