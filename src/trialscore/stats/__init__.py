@@ -26,7 +26,17 @@ if TYPE_CHECKING:
         compare_unpaired,
     )
     from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
-    from trialscore.stats.effort import PerSuccess, per_success
+    from trialscore.stats.effort import (
+        ItemTotals,
+        PerSuccess,
+        item_totals,
+        per_success,
+    )
+    from trialscore.stats.front import (
+        Front,
+        FrontPoint,
+        cost_success_front,
+    )
     from trialscore.stats.intervals import (
         Interval,
         bayes_interval,
@@ -66,7 +76,10 @@ __all__ = [
     "BayesComparison",
     "ClusteredStandardError",
     "Comparison",
+    "Front",
+    "FrontPoint",
     "Interval",
+    "ItemTotals",
     "NonInferiority",
     "NonInferiorityPlan",
     "PerSuccess",
@@ -85,11 +98,13 @@ __all__ = [
     "compare_paired",
     "compare_unpaired",
     "cost_non_inferiority",
+    "cost_success_front",
     "decompose_variance",
     "design_power",
     "detectable_effect",
     "item_interval",
     "item_moments",
+    "item_totals",
     "items_needed",
     "mean_interval",
     "minimum_detectable_effect",
@@ -109,6 +124,11 @@ __all__ = [
 #: The submodule of each public name: imported on first use, so reading a file and scoring it with
 #: the default interval never imports the bootstrap, the comparisons or the power analysis.
 _HOMES = {
+    "ItemTotals": "effort",
+    "item_totals": "effort",
+    "Front": "front",
+    "FrontPoint": "front",
+    "cost_success_front": "front",
     "bootstrap_distribution": "bootstrap",
     "bootstrap_interval": "bootstrap",
     "bootstrap_mean_interval": "bootstrap",

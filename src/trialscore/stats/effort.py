@@ -108,7 +108,8 @@ class ItemTotals(Record):
 
     ``ids`` in first-seen order; ``trials`` and ``successes`` count the trials with a known
     quantity, ``total`` sums it; ``unknown`` counts each item's trials whose quantity is unknown
-    and ``unknown_positions`` gives their positions in the input.
+    (``unknown_successes`` those of them that passed) and ``unknown_positions`` gives their
+    positions in the input.
     """
 
     ids: tuple[Hashable, ...]
@@ -117,6 +118,7 @@ class ItemTotals(Record):
     total: FloatArray
     unknown: IntArray
     unknown_positions: tuple[int, ...]
+    unknown_successes: IntArray
 
     @property
     def unknown_trials(self) -> int:
@@ -176,6 +178,9 @@ def item_totals(
         total=np.bincount(codes[known], weights=quantity[known], minlength=size).astype(np.float64),
         unknown=np.bincount(codes[missing], minlength=size).astype(np.int64),
         unknown_positions=tuple(int(index) for index in np.flatnonzero(missing)),
+        unknown_successes=np.bincount(
+            codes[missing], weights=outcome[missing].astype(np.float64), minlength=size
+        ).astype(np.int64),
     )
 
 
