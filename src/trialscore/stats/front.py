@@ -100,8 +100,7 @@ def dominated(rates: FloatArray, costs: FloatArray) -> NDArray[np.bool_]:
     rate_s, rate_t = rates[:, :, None], rates[:, None, :]
     cost_s, cost_t = costs[:, :, None], costs[:, None, :]
     beats = (rate_s >= rate_t) & (cost_s <= cost_t) & ((rate_s > rate_t) | (cost_s < cost_t))
-    result: NDArray[np.bool_] = beats.any(axis=1)
-    return result
+    return np.asarray(beats.any(axis=1), dtype=np.bool_)
 
 
 def _shared_rows(runs: Mapping[str, ItemTotals]) -> tuple[dict[str, NDArray[np.int64]], int]:
