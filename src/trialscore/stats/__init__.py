@@ -26,6 +26,10 @@ if TYPE_CHECKING:
         compare_unpaired,
     )
     from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
+    from trialscore.stats.conventions import (
+        PassHatK,
+        pass_hat_k_stated,
+    )
     from trialscore.stats.effort import (
         ItemTotals,
         PerSuccess,
@@ -82,6 +86,7 @@ __all__ = [
     "ItemTotals",
     "NonInferiority",
     "NonInferiorityPlan",
+    "PassHatK",
     "PerSuccess",
     "SampleSizePlan",
     "VarianceDecomposition",
@@ -110,6 +115,7 @@ __all__ = [
     "minimum_detectable_effect",
     "non_inferiority",
     "normal_quantile",
+    "pass_hat_k_stated",
     "per_success",
     "plan_non_inferiority",
     "plan_sample_size",
@@ -124,6 +130,8 @@ __all__ = [
 #: The submodule of each public name: imported on first use, so reading a file and scoring it with
 #: the default interval never imports the bootstrap, the comparisons or the power analysis.
 _HOMES = {
+    "PassHatK": "conventions",
+    "pass_hat_k_stated": "conventions",
     "ItemTotals": "effort",
     "item_totals": "effort",
     "Front": "front",
