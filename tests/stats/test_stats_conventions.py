@@ -44,7 +44,7 @@ def fixtures() -> ModuleType:
 
 
 def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int, tasks: int = 97) -> Path:
-    """A tau2-bench Results file: ``solved`` tasks pass 4 of 4, ``all_errored`` error 4 of 4, the rest 2 of 4."""
+    """A tau2-bench Results file: ``solved`` tasks pass 4 of 4, ``all_errored`` error 4 of 4, others 2."""
     runs: dict[str, list[tuple[str, float | None]]] = {}
     for index in range(tasks):
         if index < solved:
