@@ -31,9 +31,9 @@ influence on :math:`\log\hat R`.  The method is named in every interval.
 Measured coverage of the 95% interval (docs/agents.md, ``tests/stats/test_effort_simulation.py``):
 100 items with pass rates from Beta(4, 2), each trial's cost log-normal (sigma 1) around a
 log-normal item cost level: 94.4-94.5% with 3 or 1-7 trials per item, 93.4% with one trial per
-item (the hardest case; 4,000 replications each).  The delta method alone gives 0.2-0.6 points
-less, the linear-scale delta method and the percentile bootstrap over items 91-93% with one trial
-per item.
+item (the hardest case; 4,000 replications each).  In exploratory runs while choosing the method
+(not in the test suite) the delta method alone gave 0.2-0.6 points less, the linear-scale delta
+method and the percentile bootstrap over items 91-93% with one trial per item.
 
 The variance is floored by trial noise, so finitely many trials never give a zero-width interval
 (every trial solved at the same cost makes every :math:`u_i` zero): at least
