@@ -349,7 +349,7 @@ def test_a_suite_with_a_tool_calls_grader_validates(tmp_path: Path) -> None:
         (
             "{type: tool_calls, expected: [{name: book, patterns: {date: '(a'}}]}",
             r"suite\.yaml:6: cases\[0\]\.graders\[0\]\.expected\[0\]\.patterns: "
-            r"patterns\['date'\] is not a valid",
+            r"patterns\['date'\]: not a valid regular expression",
         ),
         (
             "{type: tool_calls, expected: [{name: book, argumnets: {city: Paris}}]}",

@@ -49,7 +49,6 @@ trajectory cannot be graded: the trial errors (never a failure).
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -67,6 +66,8 @@ from trialscore.errors import EvaluationError
 from trialscore.results.records import GraderResult
 from trialscore.results.trajectory import ToolCall, Trajectory
 from trialscore.runner.graders.base import Grade, GraderError
+from trialscore.runner.graders.schema import checked_schema
+from trialscore.runner.graders.text import checked_pattern
 from trialscore.runner.registry import GraderSpecBase, Name, NonNegative, Positive, Spec, register_grader
 from trialscore.runner.targets.base import TrialRequest
 
@@ -99,21 +100,15 @@ class ExpectedCall(Spec):
     def _compiles(cls, patterns: dict[str, str]) -> dict[str, str]:
         for key, pattern in patterns.items():
             try:
-                re.compile(pattern)
-                regex.compile(pattern, regex.VERSION0)
-            except (re.error, regex.error) as exc:
-                raise ValueError(f"patterns[{key!r}] is not a valid regular expression ({exc})") from exc
+                checked_pattern(pattern)
+            except ValueError as exc:
+                raise ValueError(f"patterns[{key!r}]: {exc}") from exc
         return patterns
 
     @field_validator("schema_")
     @classmethod
     def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            try:
-                jsonschema.validators.validator_for(schema).check_schema(schema)
-            except jsonschema.SchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema ({exc.message})") from exc
-        return schema
+        return checked_schema(schema)
 
 
 class ToolCallsGraderSpec(GraderSpecBase):
