@@ -92,14 +92,8 @@ def cost_run(rng: np.random.Generator, rates: np.ndarray, level: np.ndarray, sca
     """Per-item totals of one run: 3 trials an item, log-normal costs (sigma 1) times ``scale``."""
     trials = np.full(rates.size, 3)
     cost = np.exp(level[:, None] + rng.normal(0.0, 1.0, (rates.size, 3))).sum(axis=1) * scale
-    return ItemTotals(
-        tuple(range(rates.size)),
-        trials,
-        rng.binomial(3, rates),
-        cost,
-        np.zeros(rates.size, dtype=np.int64),
-        (),
-    )
+    none = np.zeros(rates.size, dtype=np.int64)
+    return ItemTotals(tuple(range(rates.size)), trials, rng.binomial(3, rates), cost, none, (), none)
 
 
 @pytest.mark.slow

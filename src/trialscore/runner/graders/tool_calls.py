@@ -58,7 +58,6 @@ import numpy as np
 import regex  # type: ignore[import-untyped]
 from numpy.typing import NDArray
 from pydantic import Field, StrictInt, field_validator
-from scipy.optimize import linear_sum_assignment
 
 from trialscore._record import Record
 from trialscore._words import plural
@@ -209,6 +208,8 @@ def matched_pairs(matches: NDArray[np.bool_], order: str) -> int:
         return int(np.count_nonzero(np.diagonal(matches)[:size]))
     if order == "in_order":
         return _in_order(matches)
+    from scipy.optimize import linear_sum_assignment  # on first use: validating a suite needs no SciPy
+
     rows, columns = linear_sum_assignment(matches.astype(np.int64), maximize=True)
     return int(np.count_nonzero(matches[rows, columns]))
 
