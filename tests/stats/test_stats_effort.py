@@ -118,3 +118,13 @@ def test_totals_keep_first_seen_order_and_to_dict() -> None:
     result = per_success([3, 1, 3], [1, 0, 1], [1.0, 2.0, 4.0])
     assert isinstance(result, PerSuccess)
     assert result.to_dict()["interval"]["estimate"] == pytest.approx(3.5)
+
+
+def test_per_trial_floor_binds_only_when_every_trial_reports_the_same() -> None:
+    same = per_success(["a", "a", "b", "b"], [1, 0, 0, 1], [5.0] * 4, quantity="steps", per="trial")
+    assert same.estimate == 5.0 and same.interval.width > 0
+    assert "trial-noise floor" in same.interval.method
+    varied = per_success(
+        ["a", "a", "b", "b"], [1, 0, 0, 1], [5.0, 6.0, 4.0, 9.0], quantity="steps", per="trial"
+    )
+    assert "floor" not in varied.interval.method

@@ -38,7 +38,10 @@ method and the percentile bootstrap over items 91-93% with one trial per item.
 The variance is floored by trial noise, so finitely many trials never give a zero-width interval
 (every trial solved at the same cost makes every :math:`u_i` zero): at least
 :data:`FLOOR_SHARE` of the binomial variance of the success count, at the Jeffreys plug-in
-:math:`\tilde p_i = (c_i + 1/2)/(n_i + 1)`, over :math:`(\sum_i X_i)^2`.
+:math:`\tilde p_i = (c_i + 1/2)/(n_i + 1)`, over :math:`(\sum_i X_i)^2`.  A figure per trial
+(``per="trial"``: the cost of a task, solved or not) has no success count to floor by; its log
+variance is at least :data:`FLOOR_SHARE` :math:`/ N^2` over its :math:`N` trials (:func:`trial_floor`),
+which binds only when (nearly) every trial reports the same value.
 
 **Unknown values.**  A trial whose quantity is unknown (NaN: a target that reports no cost) is
 never taken as free.  With ``unknown="exclude"`` (the default) it is left out of both sums (its
@@ -81,6 +84,7 @@ __all__ = [
     "method",
     "per_success",
     "ratio_interval",
+    "trial_floor",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -217,6 +221,15 @@ def log_ratio_variance(*terms: tuple[FloatArray, FloatArray, float]) -> tuple[fl
     return items / (items - 1) * float(np.sum(influence**2)), "delta method"
 
 
+def trial_floor(trials: int) -> float:
+    """The least log variance of a figure per trial over ``trials`` trials: ``FLOOR_SHARE / trials**2``.
+
+    >>> trial_floor(10)
+    0.00125
+    """
+    return FLOOR_SHARE / float(trials) ** 2
+
+
 def _floor(successes: IntArray, trials: IntArray) -> float:
     """``FLOOR_SHARE`` of the binomial variance of the success count (Jeffreys plug-in), over its square."""
     used = trials > 0
@@ -345,7 +358,7 @@ def per_success(
     floor = (
         _floor(totals.successes[used], totals.trials[used])
         if per == "success"
-        else FLOOR_SHARE / float(totals.trials.sum())
+        else trial_floor(int(totals.trials.sum()))
     )
     interval = ratio_interval(totals.total[used], denominator, floor, level)
     unknown_items = tuple(

@@ -45,7 +45,7 @@ from trialscore._validate import check_integer, check_probability
 from trialscore._words import plural
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats.effort import FLOOR_SHARE, ItemTotals, ratio_interval
+from trialscore.stats.effort import ItemTotals, ratio_interval, trial_floor
 from trialscore.stats.intervals import Interval, item_interval
 
 __all__ = ["Front", "FrontPoint", "cost_success_front", "dominated"]
@@ -164,7 +164,7 @@ def cost_success_front(
         rates[:, column] = c / n
         costs[:, column] = totals.total[picked]
         tried[:, column] = totals.trials[picked]
-        floor = FLOOR_SHARE / float(tried[:, column].sum())
+        floor = trial_floor(int(tried[:, column].sum()))
         intervals.append(
             (
                 item_interval(Bank.from_counts(n, c), level=level),
