@@ -125,6 +125,6 @@ def test_per_trial_floor_binds_only_when_every_trial_reports_the_same() -> None:
     assert same.estimate == 5.0 and same.interval.width > 0
     assert "trial-noise floor" in same.interval.method
     varied = per_success(
-        ["a", "a", "b", "b"], [1, 0, 0, 1], [5.0, 6.0, 4.0, 9.0], quantity="steps", per="trial"
+        ["a", "a", "b", "b"], [1, 0, 0, 1], [1.0, 6.0, 4.0, 19.0], quantity="steps", per="trial"
     )
     assert "floor" not in varied.interval.method
