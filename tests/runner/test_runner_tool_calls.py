@@ -352,6 +352,10 @@ def test_a_suite_with_a_tool_calls_grader_validates(tmp_path: Path) -> None:
             r"patterns\['date'\]: not a valid regular expression",
         ),
         (
+            "{type: tool_calls, expected: [{name: book}], forbidden: [book, delete]}",
+            r"suite\.yaml:6: cases\[0\]\.graders\[0\]: forbidden tools must not be expected; got 'book' in both",
+        ),
+        (
             "{type: tool_calls, expected: [{name: book, argumnets: {city: Paris}}]}",
             r"suite\.yaml:6: cases\[0\]\.graders\[0\]\.expected\[0\]\.argumnets: unknown field",
         ),

@@ -57,7 +57,7 @@ import jsonschema
 import numpy as np
 import regex  # type: ignore[import-untyped]
 from numpy.typing import NDArray
-from pydantic import Field, StrictInt, field_validator
+from pydantic import Field, StrictInt, field_validator, model_validator
 
 from trialscore._record import Record
 from trialscore._words import plural
@@ -121,6 +121,15 @@ class ToolCallsGraderSpec(GraderSpecBase):
     forbidden: tuple[Name, ...] = ()
     max_repeats: StrictInt | None = Field(default=None, ge=1)
     timeout_s: Positive = 10.0
+
+    @model_validator(mode="after")
+    def _not_both(self) -> ToolCallsGraderSpec:
+        clash = sorted({call.name for call in self.expected} & set(self.forbidden))
+        if clash:
+            raise ValueError(
+                f"forbidden tools must not be expected; got {', '.join(map(repr, clash))} in both"
+            )
+        return self
 
 
 def _numbers_close(expected: float, actual: float, call: ExpectedCall) -> bool:
