@@ -353,7 +353,8 @@ def test_a_suite_with_a_tool_calls_grader_validates(tmp_path: Path) -> None:
         ),
         (
             "{type: tool_calls, expected: [{name: book}], forbidden: [book, delete]}",
-            r"suite\.yaml:6: cases\[0\]\.graders\[0\]: forbidden tools must not be expected; got 'book' in both",
+            r"suite\.yaml:6: cases\[0\]\.graders\[0\]: forbidden tools must not be expected; "
+            r"got 'book' in both",
         ),
         (
             "{type: tool_calls, expected: [{name: book, argumnets: {city: Paris}}]}",
