@@ -81,9 +81,10 @@ __all__ = [
     "PerSuccess",
     "item_totals",
     "log_ratio_variance",
-    "method",
     "per_success",
     "ratio_interval",
+    "ratio_method",
+    "success_floor",
     "trial_floor",
 ]
 
@@ -97,13 +98,17 @@ QUANTITIES = {"cost": "USD", "latency": "s", "tokens": "tokens", "steps": "steps
 FLOOR_SHARE = 0.125
 
 
-def method(how: str, floored: bool = False) -> str:
-    """What the interval is (stated in every result): ``how`` the log ratio's variance was had.
+def ratio_method(how: str, floored: bool = False, paired: bool = False) -> str:
+    """What a ratio's interval is (stated in every result): ``how`` the log ratio's variance was had.
 
-    >>> method("jackknife")
+    >>> ratio_method("jackknife")
     'log ratio, jackknife over items, t (df = items - 1)'
     """
-    return f"log ratio, {how} over items, t (df = items - 1)" + ", at the trial-noise floor" * floored
+    return (
+        "paired " * paired
+        + f"log ratio, {how} over items, t (df = items - 1)"
+        + ", at the trial-noise floor" * floored
+    )
 
 
 @dataclass(frozen=True)
@@ -230,7 +235,7 @@ def trial_floor(trials: int) -> float:
     return FLOOR_SHARE / float(trials) ** 2
 
 
-def _floor(successes: IntArray, trials: IntArray) -> float:
+def success_floor(successes: IntArray, trials: IntArray) -> float:
     """``FLOOR_SHARE`` of the binomial variance of the success count (Jeffreys plug-in), over its square."""
     used = trials > 0
     rate = (successes[used] + 0.5) / (trials[used] + 1.0)
@@ -268,7 +273,7 @@ def ratio_interval(
         estimate * math.exp(-half),
         estimate * math.exp(half),
         level,
-        method(how, spread < floor),
+        ratio_method(how, spread < floor),
         items,
         estimate * math.sqrt(variance),
     )
@@ -356,7 +361,7 @@ def per_success(
             unit="successes", needed=1, got=0,
         )  # fmt: skip
     floor = (
-        _floor(totals.successes[used], totals.trials[used])
+        success_floor(totals.successes[used], totals.trials[used])
         if per == "success"
         else trial_floor(int(totals.trials.sum()))
     )

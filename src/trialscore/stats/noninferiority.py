@@ -57,7 +57,7 @@ from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
 from trialscore.stats._pairing import Run
 from trialscore.stats.compare import Comparison, compare_paired
-from trialscore.stats.effort import ItemTotals, _floor, log_ratio_variance
+from trialscore.stats.effort import ItemTotals, log_ratio_variance, ratio_method, success_floor
 from trialscore.stats.intervals import Interval
 from trialscore.stats.plan import _from_pass_rate
 
@@ -248,16 +248,14 @@ def cost_non_inferiority(
                 unit="successes", needed=1, got=0,
             )  # fmt: skip
         runs.append(
-            (totals.total[rows], successes.astype(np.float64), _floor(successes, totals.trials[rows]))
+            (totals.total[rows], successes.astype(np.float64), success_floor(successes, totals.trials[rows]))
         )
     (cost_a, solved_a, floor_a), (cost_b, solved_b, floor_b) = runs
     spread, how = log_ratio_variance((cost_b, solved_b, 1.0), (cost_a, solved_a, -1.0))
     variance = max(spread, floor_a + floor_b)
     ratio = (cost_b.sum() / solved_b.sum()) / (cost_a.sum() / solved_a.sum())
     half = float(_scipy.stdtrit(items - 1, 1 - alpha)) * math.sqrt(variance)
-    method = f"paired log ratio, {how} over items, t (df = items - 1)" + (
-        ", at the trial-noise floor" if spread < variance else ""
-    )
+    method = ratio_method(how, spread < variance, paired=True)
     interval = Interval(
         float(ratio), float(ratio * math.exp(-half)), float(ratio * math.exp(half)), 1 - 2 * alpha, method,
         items, float(ratio * math.sqrt(variance)),
