@@ -111,7 +111,7 @@ def test_cost_verdicts_and_unmatched_items() -> None:
     assert cost_non_inferiority(old, cheap, 0.1).verdict == "non-inferior"
     result = cost_non_inferiority(old, dear, 0.1)
     assert result.verdict == "inferior"
-    assert any("only one run" in note for note in result.notes)
+    assert "2 items held (with a known cost) by only one run: left out" in result.notes  # 29 and 99
     assert any("1 trial of unknown cost" in note for note in result.notes)
     with pytest.raises(InsufficientDataError, match="no solved trial on the shared items"):
         cost_non_inferiority(old, item_totals(items, [0] * 60, [1.0] * 60), 0.1)

@@ -207,7 +207,7 @@ def _shared(
         (row, where[key]) for row, key in enumerate(baseline.ids) if baseline.trials[row] > 0 and key in where
     ]
     common = {baseline.ids[row] for row, _ in pairs}
-    alone = tuple(key for key in (*baseline.ids, *candidate.ids) if key not in common)
+    alone = tuple(key for key in dict.fromkeys((*baseline.ids, *candidate.ids)) if key not in common)
     rows = np.array(pairs, dtype=np.int64).reshape(-1, 2)
     return rows[:, 0], rows[:, 1], alone
 
