@@ -369,3 +369,15 @@ def test_a_bad_tool_calls_grader_is_one_clear_line(tmp_path: Path, graders: str,
     header, *lines = str(info.value).splitlines()
     assert header == f"{path}: invalid suite (1 problem):", str(info.value)
     assert re.match(r".*" + line, lines[0].strip()), lines[0]
+
+
+@pytest.mark.timeout(60)
+def test_a_pattern_that_backtracks_errors_the_trial_within_timeout_s() -> None:
+    expected = (ExpectedCall(name="f", patterns={"x": "(a|aa)+c"}),)
+    grader = ToolCallsGrader(spec(expected=expected, timeout_s=0.5))
+    reply = json.dumps({"tool_calls": [{"name": "f", "arguments": {"x": "a" * 5000 + "b"}}]})
+    graders = [{"type": "tool_calls", "expected": [{"name": "f"}]}]
+    suite = {"name": "s", "targets": [{"name": "t", "type": "command", "argv": ["cat"]}]}
+    case = Suite.from_mapping({**suite, "cases": [{"id": "c", "input": "go", "graders": graders}]}).cases[0]
+    with pytest.raises(GraderError, match=r"result within timeout_s=0\.5"):
+        asyncio.run(grader(reply, TrialRequest(case, 0, 1, case.text)))

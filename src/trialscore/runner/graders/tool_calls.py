@@ -67,6 +67,7 @@ from trialscore.results.trajectory import ToolCall, Trajectory
 from trialscore.runner.graders.base import Grade, GraderError
 from trialscore.runner.graders.schema import checked_schema
 from trialscore.runner.graders.text import checked_pattern
+from trialscore.runner.offloop import in_daemon_thread
 from trialscore.runner.registry import GraderSpecBase, Name, NonNegative, Positive, Spec, register_grader
 from trialscore.runner.targets.base import TrialRequest
 
@@ -320,12 +321,22 @@ class ToolCallsGrader:
         return ToolCallGrade(result, 0.0, score.precision, score.recall, score.f1, tuple(failed))
 
     async def __call__(self, output: str, request: TrialRequest) -> Grade:
-        """Grade one reply: a trajectory as JSON; one that is not errors the trial."""
+        """Grade one reply: a trajectory as JSON; one that is not errors the trial.
+
+        The grading runs off the event loop, within ``timeout_s`` (its regular expressions could
+        backtrack for ages on a hostile argument): past it the trial errors.
+        """
+        label = self._spec.label
         try:
             trajectory = Trajectory.from_reply(output)
         except EvaluationError as exc:
-            raise GraderError(f"tool_calls grader {self._spec.label!r}: {exc}") from exc
-        return self.grade_trajectory(trajectory)
+            raise GraderError(f"tool_calls grader {label!r}: {exc}") from exc
+        try:
+            return await in_daemon_thread(self.grade_trajectory, trajectory, timeout=self._spec.timeout_s)
+        except TimeoutError as exc:
+            raise GraderError(
+                f"tool_calls grader {label!r}: no result within timeout_s={self._spec.timeout_s:g}"
+            ) from exc
 
 
 register_grader(ToolCallsGraderSpec, lambda spec, context: ToolCallsGrader(spec))
