@@ -15,7 +15,7 @@ from trialscore.runner.graders.base import Grade, binary
 from trialscore.runner.registry import GraderSite, GraderSpecBase, Name, Problem, register_grader
 from trialscore.runner.targets.base import TrialRequest
 
-__all__ = ["JsonSchemaGrader", "JsonSchemaGraderSpec"]
+__all__ = ["JsonSchemaGrader", "JsonSchemaGraderSpec", "checked_schema"]
 
 
 class JsonSchemaGraderSpec(GraderSpecBase):
@@ -28,12 +28,7 @@ class JsonSchemaGraderSpec(GraderSpecBase):
     @field_validator("schema_")
     @classmethod
     def _valid_schema(cls, schema: dict[str, Any] | None) -> dict[str, Any] | None:
-        if schema is not None:
-            try:
-                jsonschema.validators.validator_for(schema).check_schema(schema)
-            except jsonschema.SchemaError as exc:
-                raise ValueError(f"not a valid JSON Schema ({exc.message})") from exc
-        return schema
+        return checked_schema(schema)
 
     def problems(self, site: GraderSite) -> Iterator[Problem]:
         """Exactly one of ``schema`` and ``schema_file``; the file exists (relative to the suite)."""
@@ -51,6 +46,22 @@ class JsonSchemaGraderSpec(GraderSpecBase):
                 _load_schema(file)
             except EvaluationError as exc:
                 yield Problem((*site.loc, "schema_file"), str(exc))
+
+
+def checked_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``schema`` if it is a valid JSON Schema of its draft (or None), else a ValueError saying why.
+
+    >>> checked_schema({"type": 12})
+    Traceback (most recent call last):
+    ...
+    ValueError: not a valid JSON Schema (12 is not valid under any of the given schemas)
+    """
+    if schema is not None:
+        try:
+            jsonschema.validators.validator_for(schema).check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"not a valid JSON Schema ({exc.message})") from exc
+    return schema
 
 
 def _load_schema(file: Path) -> dict[str, Any]:

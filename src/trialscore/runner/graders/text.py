@@ -39,6 +39,7 @@ __all__ = [
     "RegexGrader",
     "RegexGraderSpec",
     "as_text",
+    "checked_pattern",
     "last_number",
 ]
 
@@ -84,12 +85,23 @@ class RegexGraderSpec(GraderSpecBase):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-            regex.compile(pattern, regex.VERSION0)
-        except (re.error, regex.error) as exc:
-            raise ValueError(f"not a valid regular expression ({exc})") from exc
-        return pattern
+        return checked_pattern(pattern)
+
+
+def checked_pattern(pattern: str) -> str:
+    """``pattern`` if both ``re`` and ``regex`` (``VERSION0``) compile it, else a ValueError saying why.
+
+    >>> checked_pattern("(a")
+    Traceback (most recent call last):
+    ...
+    ValueError: not a valid regular expression (missing ), unterminated subpattern at position 0)
+    """
+    try:
+        re.compile(pattern)
+        regex.compile(pattern, regex.VERSION0)
+    except (re.error, regex.error) as exc:
+        raise ValueError(f"not a valid regular expression ({exc})") from exc
+    return pattern
 
 
 class NumericGraderSpec(_ExpectedSpec):

@@ -1,0 +1,189 @@
+r"""The cost-success front with uncertainty: which targets are worth their cost, and how sure is that?
+
+For each target (a model, an agent, a configuration) run on the same items, two figures with
+intervals:
+
+* **pass rate**: the mean over items of each item's pass rate :math:`c_i/n_i` (every trial with
+  an outcome, whether its cost is known or not), with the default interval of
+  :func:`~trialscore.stats.item_interval`;
+* **cost per task**: the mean cost of one trial, :math:`\sum_i Y_i / \sum_i n_i^{\$}` over the
+  trials whose cost is known, with the item-clustered ratio interval of
+  :mod:`trialscore.stats.effort`.
+
+A target is **on the front** when no other target is at least as good on both (a pass rate at
+least as high and a cost at most as low) and better on one.  The probability that it is on the
+front comes from a bootstrap over items: ``replicates`` resamples of the shared items (one
+multinomial draw of item weights per replicate, the same items for every target, so that
+targets tried on the same hard items stay paired), each giving every target's pass rate and cost
+per task and so a front; the probability is the share of replicates whose front holds the
+target.
+
+Measured calibration (docs/agents.md, ``tests/stats/test_front_simulation.py``): at 200 items,
+targets truly on the front get a probability of at least 0.9 in at least 90% of seeded runs.
+
+Only items every target holds (with a known cost) enter; the others are counted
+(``items_dropped``).  Trials of unknown cost count for the pass rate and are left out of the
+cost, counted per target.
+
+Reference
+---------
+S. Kapoor, B. Stroebl, et al., "Holistic Agent Leaderboard", arXiv:2510.11977 (2025), for
+cost-accuracy fronts of agents; B. Efron and R. Tibshirani, *An Introduction to the Bootstrap*
+(1993), for the bootstrap over independent units.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from trialscore._record import Record
+from trialscore._validate import check_integer, check_probability
+from trialscore._words import plural
+from trialscore.core.bank import Bank
+from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.stats.effort import ItemTotals, ratio_interval, trial_floor
+from trialscore.stats.intervals import Interval, item_interval
+
+__all__ = ["Front", "FrontPoint", "cost_success_front", "dominated"]
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class FrontPoint(Record):
+    """One target: its pass rate and cost per task with intervals, on the observed front or not,
+    and the bootstrap probability that it is on the front."""
+
+    target: str
+    pass_rate: Interval
+    cost_per_task: Interval
+    on_front: bool
+    front_probability: float
+    unknown_cost_trials: int
+
+    def __str__(self) -> str:
+        mark = "on the front" if self.on_front else "dominated"
+        return (
+            f"{self.target}: pass rate {self.pass_rate}, cost per task {self.cost_per_task} USD; {mark}, "
+            f"P(on front) {self.front_probability:.3f}"
+        )
+
+
+@dataclass(frozen=True)
+class Front(Record):
+    """Every target's point, in the order given, and how the probabilities were had."""
+
+    points: tuple[FrontPoint, ...]
+    items: int
+    items_dropped: int
+    replicates: int
+    seed: int
+    method: str
+
+    def front(self) -> tuple[str, ...]:
+        """The targets on the observed front."""
+        return tuple(point.target for point in self.points if point.on_front)
+
+
+def dominated(rates: FloatArray, costs: FloatArray) -> NDArray[np.bool_]:
+    """Which columns (targets) another column dominates, row by row (rows: replicates, or one row).
+
+    ``s`` dominates ``t`` when ``rate_s >= rate_t`` and ``cost_s <= cost_t`` with one of them strict.
+
+    >>> dominated(np.array([[0.5, 0.7, 0.6]]), np.array([[1.0, 2.0, 3.0]])).tolist()
+    [[False, False, True]]
+    """
+    rate_s, rate_t = rates[:, :, None], rates[:, None, :]
+    cost_s, cost_t = costs[:, :, None], costs[:, None, :]
+    beats = (rate_s >= rate_t) & (cost_s <= cost_t) & ((rate_s > rate_t) | (cost_s < cost_t))
+    return np.asarray(beats.any(axis=1), dtype=np.bool_)
+
+
+def _shared_rows(runs: Mapping[str, ItemTotals]) -> tuple[dict[str, NDArray[np.int64]], int]:
+    """Each target's rows of the items every target holds with a known cost (in the first's order)."""
+    usable = [
+        {key: row for row, key in enumerate(totals.ids) if totals.trials[row] > 0} for totals in runs.values()
+    ]
+    first = next(iter(runs.values()))
+    common = [key for key in first.ids if all(key in rows for rows in usable)]
+    everything: set[Hashable] = set()
+    for totals in runs.values():
+        everything.update(totals.ids)
+    rows = {
+        name: np.array([where[key] for key in common], dtype=np.int64)
+        for name, where in zip(runs, usable, strict=True)
+    }
+    return rows, len(everything) - len(common)
+
+
+def cost_success_front(
+    runs: Mapping[str, ItemTotals],
+    *,
+    level: float = 0.95,
+    replicates: int = 2000,
+    seed: int = 0,
+) -> Front:
+    """Pass rate and cost per task of each target with intervals, and its probability of being on the front.
+
+    ``runs`` maps each target's name to its :func:`~trialscore.stats.effort.item_totals` (of the
+    trials' costs).  Formulas in the module docstring.
+
+    >>> from trialscore.stats.effort import item_totals
+    >>> items = [i // 3 for i in range(120)]
+    >>> rng = np.random.default_rng(0)
+    >>> def run(rate, cost):
+    ...     return item_totals(items, rng.random(120) < rate, cost * rng.lognormal(0, 1, 120))
+    >>> front = cost_success_front({"small": run(0.5, 0.1), "large": run(0.8, 1.0), "odd": run(0.5, 2.0)})
+    >>> front.front(), [round(point.front_probability, 2) for point in front.points]
+    (('small', 'large'), [1.0, 1.0, 0.0])
+    """
+    level = check_probability(level, "level")
+    replicates = check_integer(replicates, "replicates", 100)
+    if len(runs) < 2:
+        raise EvaluationError(f"runs must hold at least 2 targets to draw a front; got {len(runs)}")
+    rows, dropped = _shared_rows(runs)
+    items = int(next(iter(rows.values())).size)
+    if items < 2:
+        raise InsufficientDataError(
+            f"the targets must share at least 2 items with a known cost; got {items}",
+            unit="items", needed=2, got=items,
+        )  # fmt: skip
+    names = list(runs)
+    rates = np.empty((items, len(names)))
+    costs = np.empty((items, len(names)))
+    tried = np.empty((items, len(names)))
+    intervals = []
+    for column, name in enumerate(names):
+        totals, picked = runs[name], rows[name]
+        n = totals.trials[picked] + totals.unknown[picked]
+        c = totals.successes[picked] + totals.unknown_successes[picked]
+        rates[:, column] = c / n
+        costs[:, column] = totals.total[picked]
+        tried[:, column] = totals.trials[picked]
+        floor = trial_floor(int(tried[:, column].sum()))
+        intervals.append(
+            (
+                item_interval(Bank.from_counts(n, c), level=level),
+                ratio_interval(costs[:, column], tried[:, column], floor, level),
+                int(totals.unknown[picked].sum()),
+            )
+        )
+    weights = np.random.default_rng(seed).multinomial(items, np.full(items, 1.0 / items), size=replicates)
+    weights = weights.astype(np.float64)
+    boot_rates = weights @ rates / items
+    boot_costs = (weights @ costs) / (weights @ tried)
+    probability = 1.0 - dominated(boot_rates, boot_costs).mean(axis=0)
+    observed = ~dominated(rates.mean(axis=0)[None, :], (costs.sum(axis=0) / tried.sum(axis=0))[None, :])[0]
+    points = tuple(
+        FrontPoint(name, rate, cost, bool(observed[column]), float(probability[column]), unknown)
+        for column, (name, (rate, cost, unknown)) in enumerate(zip(names, intervals, strict=True))
+    )
+    method = (
+        f"P(on front): share of {replicates} bootstrap resamples of the {plural(items, 'shared item')} "
+        f"(seed {seed}) whose front holds the target (every target resampled on the same items)"
+    )
+    return Front(points, items, dropped, replicates, seed, method)

@@ -1,0 +1,72 @@
+"""Seeded simulation of the cost-success front's probabilities (issue 28, item 2).
+
+Two-level model: 200 items, each with a difficulty ``z_i ~ N(0, 1)`` shared by every target and a
+cost level ``w_i ~ N(0, 0.5^2)``; target ``t`` passes a trial of item ``i`` with probability
+``logistic(a_t - 1.5 z_i)`` and a trial costs ``exp(b_t + w_i + e)``, ``e ~ N(0, 1)`` (log-normal,
+sigma 1); 3 trials per item and target.  Five targets: three truly on the front, one close below
+the front (a little worse and a little dearer than a front target) and one far below it.  True
+pass rates are the population means (by quadrature over ``z``), true costs
+``exp(b_t + 0.125 + 0.5)``.  Claim: targets truly on the front get a probability of at least 0.9
+in at least 90% of runs.  Run with ``-m slow -s`` to print the figures quoted in docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import expit
+
+from trialscore.stats import cost_success_front
+from trialscore.stats.effort import item_totals
+from trialscore.stats.front import dominated
+
+ITEMS = 200
+TRIALS = 3
+RUNS = 200
+#: target -> (logit of its pass rate at an average item, log of its cost level)
+TARGETS = {
+    "cheap": (-0.2, np.log(0.05)),
+    "middle": (0.8, np.log(0.2)),
+    "strong": (1.8, np.log(1.0)),
+    "near": (0.6, np.log(0.24)),
+    "far": (1.0, np.log(1.5)),
+}
+
+
+def true_front() -> np.ndarray:
+    grid = np.linspace(-6, 6, 4001)
+    density = np.exp(-(grid**2) / 2)
+    density /= density.sum()
+    rates = np.array([[float(expit(a - 1.5 * grid) @ density) for a, _ in TARGETS.values()]])
+    costs = np.array([[np.exp(b + 0.625) for _, b in TARGETS.values()]])
+    return ~dominated(rates, costs)[0]
+
+
+def one_run(rng: np.random.Generator, seed: int) -> np.ndarray:
+    z = rng.normal(0.0, 1.0, ITEMS)
+    w = rng.normal(0.0, 0.5, ITEMS)
+    items = np.repeat(np.arange(ITEMS), TRIALS)
+    runs = {}
+    for name, (a, b) in TARGETS.items():
+        passed = rng.random(items.size) < expit(a - 1.5 * z[items])
+        cost = np.exp(b + w[items] + rng.normal(0.0, 1.0, items.size))
+        runs[name] = item_totals(items, passed, cost)
+    front = cost_success_front(runs, replicates=1000, seed=seed)
+    return np.array([point.front_probability for point in front.points])
+
+
+@pytest.mark.slow
+def test_targets_truly_on_the_front_get_at_least_0_9_in_90_percent_of_runs() -> None:
+    on = true_front()
+    assert on.tolist() == [True, True, True, False, False]
+    rng = np.random.default_rng(28)
+    probabilities = np.array([one_run(rng, seed) for seed in range(RUNS)])
+    confident = (probabilities[:, on] >= 0.9).mean(axis=0)
+    names = np.array(list(TARGETS))
+    means = probabilities.mean(axis=0)
+    for name, share, mean in zip(names[on], confident, means[on], strict=True):
+        print(f"\n{name} (on the front): P >= 0.9 in {share:.1%} of {RUNS} runs, mean P {mean:.3f}")
+    for name, mean in zip(names[~on], means[~on], strict=True):
+        print(f"{name} (dominated): mean P {mean:.3f}")
+    assert np.all(confident >= 0.9)
+    assert means[~on][1] < 0.05  # the far one is seldom taken for a front target
