@@ -74,7 +74,7 @@ _LAZY = {
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
     "run_suite": ("trialscore.api", "run_suite"),
     "run_suite_async": ("trialscore.api", "run_suite_async"),
-    "RunReport": ("trialscore.runner.orchestrator", "RunReport"),
+    "RunReport": ("trialscore.runner.run_report", "RunReport"),
 }
 
 

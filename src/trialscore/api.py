@@ -41,7 +41,9 @@ from rich.console import Console
 
 from trialscore.errors import EvaluationError
 from trialscore.runner import orchestrator
-from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, RunReport
+from trialscore.runner.options import RunOptions
+from trialscore.runner.run_report import RunReport
+from trialscore.runner.store import DEFAULT_STORE
 from trialscore.runner.suite import Suite
 
 __all__ = ["RunReport", "run_suite", "run_suite_async"]

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
     from trialscore.runner.adaptive_paired import BaselineComparison
     from trialscore.runner.gates import GateResult, GateRule, Threshold
-    from trialscore.runner.orchestrator import RunReport
+    from trialscore.runner.run_report import RunReport
     from trialscore.stats.cases import CaseChange
 
 __all__ = ["AnnotationsOption", "RunChecks", "RunVerdict", "finish_run", "judge_run", "step_summary"]

@@ -320,9 +320,11 @@ def run(
     """
     from trialscore.runner.dryrun import planned_trials
     from trialscore.runner.gates import check_fits
-    from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
+    from trialscore.runner.options import RunOptions
+    from trialscore.runner.orchestrator import run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
     from trialscore.runner.overrides import Overrides
+    from trialscore.runner.store import DEFAULT_STORE
     from trialscore.runner.suite import load_suite
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
