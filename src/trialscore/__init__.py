@@ -35,6 +35,7 @@ from trialscore.core.metrics import METRICS, Metric, metric_names, resolve_metri
 from trialscore.errors import (
     EvaluationError,
     GraderError,
+    OptionError,
     OutputError,
     StoreError,
     TargetError,
@@ -74,6 +75,7 @@ _LAZY = {
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
     "run_suite": ("trialscore.api", "run_suite"),
     "run_suite_async": ("trialscore.api", "run_suite_async"),
+    "RunOptions": ("trialscore.runner.options", "RunOptions"),
     "RunReport": ("trialscore.runner.run_report", "RunReport"),
 }
 
@@ -104,9 +106,11 @@ __all__ = [
     "GraderError",
     "Interval",
     "Metric",
+    "OptionError",
     "OutputError",
     "PassCurve",
     "Ranking",
+    "RunOptions",
     "RunReport",
     "SampleSizePlan",
     "StoreError",

@@ -29,7 +29,7 @@ from trialscore.runner.grading import trial_outcome
 from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
 from trialscore.runner.seeds import trial_seed
-from trialscore.runner.suite import CaseSettings, CaseSpec, LlmJudgeGraderSpec, Suite
+from trialscore.runner.suite import CaseSettings, CaseSpec, Suite
 from trialscore.runner.targets import Target, TargetError, TargetReply, TrialRequest, build_target
 
 __all__ = ["Execution", "PreparedCase", "build_targets"]
@@ -48,10 +48,7 @@ class PreparedCase:
 def build_targets(suite: Suite, evaluated: Sequence[str], concurrency: int, into: dict[str, Target]) -> None:
     """Build the ``evaluated`` targets and the judges their graders call into ``into`` (the caller
     closes what was built, also when a later one fails)."""
-    judges = {
-        g.target for case in suite.cases for g in suite.graders_for(case) if isinstance(g, LlmJudgeGraderSpec)
-    }
-    for name in dict.fromkeys([*evaluated, *sorted(judges)]):
+    for name in dict.fromkeys([*evaluated, *suite.judge_targets()]):
         into[name] = build_target(suite.target(name), suite.directory, concurrency)
 
 

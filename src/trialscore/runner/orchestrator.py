@@ -34,9 +34,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from trialscore._words import plural
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OptionError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule
+from trialscore.runner.baseline import compare_while_running
 from trialscore.runner.execution import Execution, build_targets
 from trialscore.runner.loop import serve
 from trialscore.runner.options import RunOptions
@@ -101,12 +102,14 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
         }
         if options.overrides.any:
             settings["overrides"] = options.overrides.to_settings()
-        rule = _adaptive_rule(suite, options)
+        rule = options.rule(suite)
         if rule is not None:
             settings["adaptive"] = rule.to_dict()
         if options.comparison is not None:
             if rule is None:
-                raise EvaluationError("comparing with a baseline while running needs adaptive (--adaptive)")
+                raise OptionError(
+                    "comparison with a baseline while running needs adaptive=True", option="comparison"
+                )
             settings["adaptive"]["comparison"] = options.comparison.to_dict()
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
@@ -160,16 +163,6 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
     return info.run_id, info, True
 
 
-def _adaptive_rule(suite: Suite, options: RunOptions) -> AdaptiveRule | None:
-    """The run's stopping rule: the options where given, else the suite's ``execution`` keys."""
-    execution = suite.execution
-    return AdaptiveRule.choose(
-        execution.adaptive if options.adaptive is None else options.adaptive,
-        execution.sequential if options.sequential is None else options.sequential,
-        execution.alpha if options.alpha is None else options.alpha,
-    )
-
-
 def _stored_rule(settings: dict[str, Any]) -> AdaptiveRule | None:
     stored = settings.get("adaptive")
     if not stored:
@@ -204,7 +197,7 @@ async def run_suite_async(
         (an EvaluationError) When the store cannot be opened, read or written: the
         run stops at once, its committed trials stay, and the message says how to resume.
     """
-    options = options or RunOptions()
+    options = compare_while_running(suite, options) if options is not None else RunOptions()
     console = console or Console(stderr=True)
     started = time.perf_counter()
     store = TrialStore(options.store)

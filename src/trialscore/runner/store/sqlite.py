@@ -308,10 +308,6 @@ class TrialStore:
             raise EvaluationError(f"run_id {run_id!r} is not in store {str(self.path)!r}")
         return RunState(run_id, status_of(row[0], row[2], row[3]), row[1], self.count(run_id))
 
-    def suite_of(self, run_id: str) -> str:
-        """The name of the suite ``run_id`` ran."""
-        return self.run(run_id).suite
-
     def insert(self, rows: Iterable[TrialRow]) -> None:
         """Insert finished trials and commit them in one transaction.
 
