@@ -68,10 +68,6 @@ def _print_dry_run(suite: Any, options: Any) -> None:
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
 
 
-#: The flag of each run option a library error may name (the rest are named alike, ``--name``).
-_FLAGS = {"max_cost": "--max-cost", "allow_partial": "--allow-partial"}
-
-
 @contextmanager
 def _flag_words() -> Iterator[None]:
     """Word a bad option with its flag: ``--margin must ...`` for the library's ``margin must ...``."""
@@ -80,8 +76,7 @@ def _flag_words() -> Iterator[None]:
     try:
         yield
     except OptionError as exc:
-        flag = _FLAGS.get(exc.option, "--" + exc.option.replace("_", "-"))
-        raise EvaluationError(exc.worded(flag)) from exc
+        raise EvaluationError(exc.worded("--" + exc.option.replace("_", "-"))) from exc
 
 
 @app.command()

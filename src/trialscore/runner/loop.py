@@ -54,7 +54,7 @@ async def serve(
     else:
         caps = {
             name: asyncio.Semaphore(cap)
-            for name in session.targets
+            for name in session.evaluated
             if (cap := session.suite.target(name).max_concurrency) is not None
         }
         jobs = [_worker(session, caps) for _ in range(concurrency)]

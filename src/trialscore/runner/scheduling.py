@@ -80,13 +80,13 @@ class Schedule:
         comparison: BaselineComparison | None = None,
         on_unknown_cost: Callable[[str], None] | None = None,
     ) -> None:
-        self.targets = list(targets)
+        self.evaluated = list(targets)
         self.settings = dict(cases)
-        self.counters = RunCounters(total=len(self.targets) * sum(s.trials for s in self.settings.values()))
+        self.counters = RunCounters(total=len(self.evaluated) * sum(s.trials for s in self.settings.values()))
         self.run_budget = Budget(limit)
         self.case_budgets = {
             (name, case_id): Budget(settings.cost_limit_usd)
-            for name in self.targets
+            for name in self.evaluated
             for case_id, settings in self.settings.items()
         }
         self.limited = limit is not None or any(s.cost_limit_usd is not None for s in self.settings.values())
@@ -100,15 +100,15 @@ class Schedule:
             key = (record.target or "", record.case_id)
             self._started[key] = self._started.get(key, 0) + 1
         done = {Unit(r.target or "", r.case_id, r.trial) for r in stored}
-        self._jobs = job_order(list(self.settings.items()), self.targets, done)
+        self._jobs = job_order(list(self.settings.items()), self.evaluated, done)
         self.planned = self.counters.total
         self.rule = rule
         self.scheduler: Scheduler | PairedScheduler | None = None
         units = list(self.settings.items())
         if comparison is not None:  # comparing while running: the paired verdict decides the trials
-            self.scheduler = PairedScheduler(units, self.targets, comparison, seed)
+            self.scheduler = PairedScheduler(units, self.evaluated, comparison, seed)
         elif rule is not None:
-            self.scheduler = Scheduler(units, self.targets, stored, rule.alpha)
+            self.scheduler = Scheduler(units, self.evaluated, stored, rule.alpha)
         if self.scheduler is not None:
             self.counters.total -= self.scheduler.saved
 

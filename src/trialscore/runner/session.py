@@ -30,6 +30,10 @@ its own, which has no schedule and no store: the controller schedules and commit
 >>> record = asyncio.run(worker.run(Unit("sim-agent", "multiply", 0)))
 >>> record.case_id, record.verdict, worker.take()
 ('multiply', 'pass', None)
+>>> asyncio.run(worker.finish(record))  # the controller's session commits, not a worker's
+Traceback (most recent call last):
+...
+RuntimeError: a worker's session has no store: the controller's session commits
 """
 
 from __future__ import annotations
@@ -100,9 +104,9 @@ class Session:
         return self.execution.run_id
 
     @property
-    def targets(self) -> list[str]:
+    def evaluated(self) -> list[str]:
         """The evaluated targets (a worker's session: none of its own to schedule)."""
-        return self.schedule.targets if self.schedule is not None else []
+        return self.schedule.evaluated if self.schedule is not None else []
 
     @property
     def counters(self) -> RunCounters:
@@ -155,7 +159,9 @@ class Session:
     async def finish(self, record: TrialRecord) -> None:
         """Charge a finished unit, and wait until the store has committed it; then count it and tell
         the schedule (which may unlock further units)."""
-        if self._writer is None or self.store is None:
+        if self.store is None:
+            raise RuntimeError("a worker's session has no store: the controller's session commits")
+        if self._writer is None:
             raise RuntimeError("finish() is called inside `async with session.committing()`")
         schedule = self._schedule
         record = self.execution.redacted(record)
@@ -199,7 +205,7 @@ class Session:
         """Each target's and case's aggregated result (its trials read from ``reader`` when walked)."""
         schedule = self._schedule
         results = []
-        for name in schedule.targets:
+        for name in schedule.evaluated:
             for case in self.execution.cases.values():
                 result = self.tallies.case_result(
                     name,

@@ -34,7 +34,7 @@ def open_backend(distribution: Distribution, session: Session, info: RunInfo, co
         run_id=info.run_id,
         suite_text=suite.text,
         suite_path=str(suite.path) if suite.path is not None else None,
-        targets=tuple(session.targets),
+        targets=tuple(session.evaluated),
         trials=info.settings.get("trials"),
         slots=math.ceil(concurrency / (workers or DEFAULT_LOCAL_WORKERS)),
         heartbeat_s=distribution.lease_ttl_s / 3,

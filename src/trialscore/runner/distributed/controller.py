@@ -99,12 +99,12 @@ class Controller:
 
     def _admission(self, session: Session) -> Admission:
         suite = session.suite
-        specs = {name: suite.target(name) for name in session.targets}
+        specs = {name: suite.target(name) for name in session.evaluated}
         admission = Admission(
             suite.execution.cost_limit_usd,
             {name: spec.max_concurrency for name, spec in specs.items() if spec.max_concurrency is not None},
             {name: spec.max_cost_usd for name, spec in specs.items() if spec.max_cost_usd is not None},
-            session.targets,
+            session.evaluated,
         )
         for record in session.earlier:
             admission.observe(record.target or "", record.cost_usd)
