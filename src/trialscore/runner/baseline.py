@@ -89,7 +89,7 @@ def compare_while_running(suite: Suite, options: RunOptions, counts: ItemCounts 
     if rule.sequential:
         raise OptionError(
             "sequential stops single cases; with a baseline the run compares with the baseline while "
-            "running instead: choose one (sequential=False)",
+            "running instead: choose one",
             option="sequential",
         )
     if not 0.0 <= options.margin < 1.0:
