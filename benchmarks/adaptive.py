@@ -44,7 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.suite import CaseSpec, Suite
 from trialscore.stats.sequential import BettingSequence
 

@@ -37,7 +37,9 @@ import yaml
 from rich.console import Console
 
 from trialscore.runner.distributed.options import Distribution
-from trialscore.runner.orchestrator import RunOptions, RunReport, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.run_report import RunReport
 from trialscore.runner.suite import load_suite
 
 AGENT = """

@@ -52,7 +52,8 @@ import yaml
 from rich.console import Console
 
 import trialscore
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.suite import load_suite
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 import trialscore
+from trialscore.errors import OptionError
 from trialscore.runner.store import TrialStore
 
 AGENT = """
@@ -175,3 +177,88 @@ def test_a_plain_script_and_a_mapping_suite_in_a_real_process(tmp_path: Path) ->
     result = json.loads(done.stdout)
     assert result["completed"] and result["trials"] == 18 and 0 < result["pass_at_1"] < 1
     assert (tmp_path / "out" / "summary.json").exists()
+
+
+PAIRED_AGENT = """
+import os, random
+RATES = {rates}
+def answer(case, seed):
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "pids.log"), "a") as log:
+        log.write(f"{{os.getpid()}}\\n")
+    return case.expected if random.Random(seed).random() < RATES[case.id] else "wrong"
+"""
+
+
+def _paired_suite(tmp_path: Path, version: str, rates: dict[str, float]) -> Path:
+    (tmp_path / f"agent_{version}.py").write_text(PAIRED_AGENT.format(rates=rates))
+    document = {
+        "name": "paired",
+        "targets": [{"name": "bot", "type": "python", "callable": f"agent_{version}.py:answer"}],
+        "graders": [{"type": "exact"}],
+        "cases": [{"id": case, "input": case, "expected": "yes"} for case in rates],
+        "execution": {"trials": {"count": 12}, "seed": 5, "concurrency": 4},
+    }
+    path = tmp_path / f"suite_{version}.yaml"
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
+
+
+@pytest.mark.timeout(300)
+def test_the_library_runs_adaptive_in_worker_processes_against_the_latest_run(tmp_path: Path) -> None:
+    """What ``trialscore run --adaptive --workers 2 --baseline latest`` does, as keyword options."""
+    store = tmp_path / "s.sqlite"
+    before = {f"c{i}": 1.0 if i < 10 else 0.8 for i in range(20)}
+    after = {case: (0.1 if rate < 1 else 1.0) for case, rate in before.items()}  # the flaky half regressed
+    base = trialscore.run_suite(_paired_suite(tmp_path, "v1", before), store=store, write=False)
+    assert base.completed and len(base.trials) == 240
+    (tmp_path / "pids.log").unlink()
+    report = trialscore.run_suite(
+        _paired_suite(tmp_path, "v2", after),
+        store=store,
+        out=tmp_path / "out",
+        adaptive=True,
+        workers=2,
+        baseline="latest",
+    )
+    assert report.completed
+    assert report.settings["adaptive"]["comparison"] == {"baseline": "latest", "margin": 0.05, "alpha": 0.05}
+    compared = report.adaptive["comparison"]["bot"]  # type: ignore[index]
+    assert compared["verdict"] == "regression" and compared["stopped_because"] == "verdict settled"
+    assert len(report.trials) == report.adaptive["trials_run"] == compared["trials_run"] < 240  # type: ignore[index]
+    pids = {int(line) for line in (tmp_path / "pids.log").read_text().split()}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2  # the trials ran in the worker processes
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["adaptive"]["comparison"]["bot"]["verdict"] == "regression"
+
+
+def test_options_given_whole_run_as_the_keywords_do(tmp_path: Path) -> None:
+    path = write_suite(tmp_path)
+    options = trialscore.RunOptions.of(trials=2, category="odd", store=tmp_path / "a.sqlite", progress=False)
+    whole = trialscore.run_suite(path, options, write=False)
+    keywords = trialscore.run_suite(path, trials=2, category="odd", store=tmp_path / "b.sqlite", write=False)
+    assert [(r.case_id, r.trial, r.passed) for r in whole.trials] == [
+        (r.case_id, r.trial, r.passed) for r in keywords.trials
+    ]
+    assert len(whole.trials) == 6
+    with pytest.raises(
+        trialscore.EvaluationError, match=r"give options=RunOptions.* or keyword options, not both"
+    ):
+        trialscore.run_suite(path, options, trials=3)
+
+
+def test_a_baseline_needs_an_adaptive_new_run_and_bad_options_name_their_parameter(tmp_path: Path) -> None:
+    path = write_suite(tmp_path)
+    store = tmp_path / "s.sqlite"
+    with pytest.raises(
+        OptionError, match="baseline is compared with while running, which needs adaptive=True"
+    ) as caught:
+        trialscore.run_suite(path, store=store, baseline="latest")
+    assert caught.value.option == "baseline"
+    with pytest.raises(OptionError, match="choose one") as caught:
+        trialscore.run_suite(path, store=store, baseline="latest", adaptive=True, sequential=True)
+    assert caught.value.option == "sequential"
+    with pytest.raises(OptionError, match=r"margin must satisfy 0 <= margin < 1; got 1.5"):
+        trialscore.run_suite(path, store=store, baseline="latest", adaptive=True, margin=1.5)
+    with pytest.raises(OptionError, match="trials must satisfy 1 <= trials") as caught:
+        trialscore.run_suite(path, store=store, trials=0)
+    assert caught.value.option == "trials" and not store.exists()

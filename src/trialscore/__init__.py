@@ -19,6 +19,7 @@ from typing import Any
 from trialscore.errors import (
     EvaluationError,
     GraderError,
+    OptionError,
     OutputError,
     StoreError,
     TargetError,
@@ -81,7 +82,8 @@ _LAZY = {
     "proportion_interval": ("trialscore.stats", "proportion_interval"),
     "run_suite": ("trialscore.api", "run_suite"),
     "run_suite_async": ("trialscore.api", "run_suite_async"),
-    "RunReport": ("trialscore.runner.orchestrator", "RunReport"),
+    "RunOptions": ("trialscore.runner.options", "RunOptions"),
+    "RunReport": ("trialscore.runner.run_report", "RunReport"),
 }
 
 
@@ -111,9 +113,11 @@ __all__ = [
     "GraderError",
     "Interval",
     "Metric",
+    "OptionError",
     "OutputError",
     "PassCurve",
     "Ranking",
+    "RunOptions",
     "RunReport",
     "SampleSizePlan",
     "StoreError",

@@ -1,9 +1,11 @@
 """Running a suite from Python: scripts, notebooks (Jupyter) and async code.
 
 :func:`run_suite` does what ``trialscore run`` does, with its options named as the command's
-flags (``trials=``, ``target=``, ``case=``, ``category=``, ``concurrency=``, ``out=``,
-``store=``, ``resume=``, ``demo=``), and returns the
-:class:`~trialscore.runner.orchestrator.RunReport`: its ``cases``, ``trials``, ``summary``
+flags (``trials=``, ``target=``, ``adaptive=``, ``baseline=``, ``workers=``, ``max_cost=``, ...:
+:class:`~trialscore.runner.options.RunFlags`) or given whole as ``options=RunOptions(...)``
+(:class:`~trialscore.runner.options.RunOptions`, the one options object the command builds too),
+and returns the
+:class:`~trialscore.runner.run_report.RunReport`: its ``cases``, ``trials``, ``summary``
 and ``to_pandas()``.  A completed run's files (``trials.jsonl``, ``cases.jsonl``,
 ``summary.json``) are written to ``out`` (default: beside the store) unless ``write=False``.
 
@@ -32,67 +34,58 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from trialscore.errors import EvaluationError
 from trialscore.runner import orchestrator
-from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, RunReport
+from trialscore.runner.options import RunFlags, RunOptions
+from trialscore.runner.run_report import RunReport
 from trialscore.runner.suite import Suite
 
-__all__ = ["RunReport", "run_suite", "run_suite_async"]
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["RunOptions", "RunReport", "run_suite", "run_suite_async"]
 
 SuiteLike = Suite | str | os.PathLike[str] | Mapping[str, Any]
 
 
-def _names(value: str | Sequence[str] | None, what: str) -> tuple[str, ...] | None:
-    if value is None:
-        return None
-    names = (value,) if isinstance(value, str) else tuple(value)
-    if not names or not all(isinstance(name, str) and name for name in names):
-        raise EvaluationError(f"{what} must be a non-empty string or a list of them; got {value!r}")
-    return names
-
-
-def _suite(suite: SuiteLike | None, demo: bool, resume: str | None, store: Path, targets: Any) -> Suite:
+def _suite(suite: SuiteLike | None, demo: bool, options: RunOptions) -> Suite:
     from trialscore.examples import demo_suite_path
     from trialscore.runner.suite import load_suite
 
     if demo and suite is not None:
         raise EvaluationError("give either a suite or demo=True, not both")
     if demo:
-        return load_suite(demo_suite_path(), targets=targets)
+        return load_suite(demo_suite_path(), targets=options.targets)
     if isinstance(suite, Suite):
         return suite
     if isinstance(suite, Mapping):
         return Suite.from_mapping(suite)
     if suite is None:
-        if resume is None:
+        if options.resume is None:
             raise EvaluationError("a suite (a Suite, a mapping or a file path) is required, or resume=RUN_ID")
-        return orchestrator.stored_suite(resume, store, targets)
-    return load_suite(Path(suite), targets=targets)
+        return orchestrator.stored_suite(options.resume, options.store, options.targets)
+    return load_suite(Path(suite), targets=options.targets)
 
 
-def _prepare(suite: SuiteLike | None, options: dict[str, Any]) -> tuple[Suite, RunOptions]:
-    store = Path(options["store"]) if options["store"] is not None else DEFAULT_STORE
-    targets = _names(options["target"], "target")
-    loaded = _suite(suite, options["demo"], options["resume"], store, targets)
-    run_options = RunOptions(
-        trials=options["trials"],
-        targets=targets,
-        concurrency=options["concurrency"],
-        out_dir=Path(options["out"]) if options["out"] is not None else None,
-        store=store,
-        resume=options["resume"],
-        progress=options["progress"],
-        cases=_names(options["case"], "case"),
-        categories=_names(options["category"], "category"),
-    )
-    return loaded, run_options
+def _prepare(
+    suite: SuiteLike | None, demo: bool, options: RunOptions | None, flags: RunFlags
+) -> tuple[Suite, RunOptions]:
+    """The suite and the options of a call: ``options``, or the keyword options mapped onto them (with
+    the progress bar off unless asked)."""
+    if options is not None and flags:
+        raise EvaluationError(
+            f"give options=RunOptions(...) or keyword options, not both; got options and {', '.join(flags)}"
+        )
+    if options is None:
+        options = RunOptions.of(**(RunFlags(progress=False) | flags))
+    return _suite(suite, demo, options), options
 
 
 def _finish(report: RunReport, write: bool) -> RunReport:
@@ -131,19 +124,12 @@ def _in_own_loop(suite: Suite, options: RunOptions, console: Console | None) -> 
 
 def run_suite(
     suite: SuiteLike | None = None,
+    options: RunOptions | None = None,
     *,
-    trials: int | None = None,
-    target: str | Sequence[str] | None = None,
-    case: str | Sequence[str] | None = None,
-    category: str | Sequence[str] | None = None,
-    concurrency: int | None = None,
-    out: str | os.PathLike[str] | None = None,
-    store: str | os.PathLike[str] | None = None,
-    resume: str | None = None,
     demo: bool = False,
-    progress: bool = False,
     write: bool = True,
     console: Console | None = None,
+    **flags: Unpack[RunFlags],
 ) -> RunReport:
     """Run (or resume) a suite and return its :class:`RunReport`; works inside a running event loop.
 
@@ -152,12 +138,18 @@ def run_suite(
     suite
         A :class:`~trialscore.runner.suite.Suite`, a suite mapping, or the path of a suite file
         (None with ``resume``: the suite the store kept; or ``demo=True``: the bundled demo).
-    trials, target, case, category, concurrency, out, store, resume
-        As ``trialscore run``'s flags: trials per case, the targets to run, glob patterns on
-        case ids, category names (a string or a list for the last three), trials in flight,
-        the output directory, the SQLite run store, the run id to finish.
-    progress
-        Show the live progress bar (off by default: notebooks render it poorly).
+    options
+        Every option of the run as a :class:`~trialscore.runner.options.RunOptions` (its
+        ``progress`` is then as given), or instead:
+    **flags
+        The options as ``trialscore run``'s flags name them (:class:`~trialscore.runner.options.
+        RunFlags`): ``trials``, ``target``, ``case``, ``category`` (a string or a list for the last
+        three), ``concurrency``, ``out``, ``store``, ``resume``, ``progress`` (off by default here:
+        notebooks render it poorly), ``adaptive``, ``sequential``, ``alpha``, ``baseline``,
+        ``margin``, ``allow_partial``, ``workers``, ``backend``, ``address``, ``seed``, ``limit``,
+        ``max_cost``, ``timeout``, ``retries``.
+    demo
+        Run the bundled demo suite against the simulated agent.
     write
         Write the completed run's files to ``out`` (else the report only).
     console
@@ -172,11 +164,12 @@ def run_suite(
     Raises
     ------
     EvaluationError
-        For a bad suite or option (one line naming the file, field, value and rule).
+        For a bad suite or option (one line naming the file, field, value and rule; a bad option is
+        an :class:`~trialscore.errors.OptionError` naming its parameter).
     StoreError
         When the run store cannot be written or read.
     """
-    loaded, options = _prepare(suite, _options(locals()))
+    loaded, options = _prepare(suite, demo, options, flags)
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop running: a plain script
@@ -186,30 +179,18 @@ def run_suite(
 
 async def run_suite_async(
     suite: SuiteLike | None = None,
+    options: RunOptions | None = None,
     *,
-    trials: int | None = None,
-    target: str | Sequence[str] | None = None,
-    case: str | Sequence[str] | None = None,
-    category: str | Sequence[str] | None = None,
-    concurrency: int | None = None,
-    out: str | os.PathLike[str] | None = None,
-    store: str | os.PathLike[str] | None = None,
-    resume: str | None = None,
     demo: bool = False,
-    progress: bool = False,
     write: bool = True,
     console: Console | None = None,
+    **flags: Unpack[RunFlags],
 ) -> RunReport:
     """:func:`run_suite` as a coroutine on the running loop: ``report = await run_suite_async(...)``.
 
     The loop's signal handlers are left alone; cancelling the awaiting task cancels the trials in
     flight (the committed ones stay: finish the run with ``resume=report's run id``).
     """
-    loaded, options = _prepare(suite, _options(locals()))
+    loaded, options = _prepare(suite, demo, options, flags)
     report = await orchestrator.run_suite_async(loaded, replace(options, signals=False), console)
     return _finish(report, write)
-
-
-def _options(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The run options among a call's arguments (both entry points take the same ones)."""
-    return {key: value for key, value in arguments.items() if key not in ("suite", "write", "console")}

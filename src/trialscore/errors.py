@@ -6,7 +6,8 @@
     ├── EvaluationError             bad input (also a ValueError): the command line exits 2
     │   ├── InsufficientDataError   valid data too small for a figure (too few items, fewer trials than k):
     │   │                           a grouping command marks that group "not tested" and goes on
-    │   └── MissingColumnError      an input lacks a column a role or a group key needs
+    │   ├── MissingColumnError      an input lacks a column a role or a group key needs
+    │   └── OptionError             a bad option of a run, named by its parameter (a command words its flag)
     ├── StoreError                  the run store cannot be read or written: exits 74
     ├── OutputError                 an output file cannot be written (a full disk): exits 73
     ├── TargetError                 a target call failed: the trial is stored as errored
@@ -26,6 +27,7 @@ __all__ = [
     "GraderError",
     "InsufficientDataError",
     "MissingColumnError",
+    "OptionError",
     "OutputError",
     "StoreError",
     "TargetError",
@@ -100,6 +102,25 @@ class MissingColumnError(EvaluationError):
         self.column = column
         self.role = role
         self.available = available
+
+
+class OptionError(EvaluationError):
+    """A bad option of a run (:class:`~trialscore.runner.options.RunOptions`): ``option`` is the
+    parameter's name, which the message starts with, so a command line can word it with its flag.
+
+    >>> error = OptionError("margin must satisfy 0 <= margin < 1; got 1.5", option="margin")
+    >>> error.option, error.worded("--margin")
+    ('margin', '--margin must satisfy 0 <= margin < 1; got 1.5')
+    """
+
+    def __init__(self, message: str, *, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+    def worded(self, flag: str) -> str:
+        """The message with the parameter it starts with named as ``flag``."""
+        message = str(self)
+        return flag + message[len(self.option) :] if message.startswith(self.option) else message
 
 
 class StoreError(TrialscoreError):

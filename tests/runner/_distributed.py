@@ -12,7 +12,9 @@ import yaml
 
 from trialscore.results.records import TrialRecord
 from trialscore.runner.distributed.options import Distribution
-from trialscore.runner.orchestrator import RunOptions, RunReport, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.run_report import RunReport
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.suite import load_suite
 

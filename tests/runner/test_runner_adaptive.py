@@ -16,7 +16,8 @@ from trialscore.errors import EvaluationError
 from trialscore.examples.simulated_agent import RELIABILITY
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import Scheduler, Tally, distance, settled
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.strategies import aggregate
 from trialscore.runner.suite import CaseSettings, Suite

@@ -11,7 +11,8 @@ from pathlib import Path
 import yaml
 from rich.console import Console
 
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.seeds import attempt_seed, trial_seed
 from trialscore.runner.suite import load_suite
 

@@ -15,7 +15,8 @@ from typer.testing import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 from trialscore.errors import EvaluationError
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.suite import load_suite
 
 ECHO = f"targets: [{{name: echo, type: command, argv: [{sys.executable}, -c, 'print(input())']}}]\n"

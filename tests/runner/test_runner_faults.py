@@ -560,7 +560,8 @@ def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
     from rich.console import Console
 
     from trialscore.errors import OutputError
-    from trialscore.runner.orchestrator import RunOptions, run_suite
+    from trialscore.runner.options import RunOptions
+    from trialscore.runner.orchestrator import run_suite
     from trialscore.runner.outputs import write_outputs
     from trialscore.runner.suite import load_suite
 

@@ -16,7 +16,8 @@ import pytest
 import yaml
 from rich.console import Console
 
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.suite import load_suite
 
 # A command target whose output makes the regex (a+)+$ backtrack for ages (with Python's re: forever).

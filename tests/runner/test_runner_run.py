@@ -13,8 +13,10 @@ import yaml
 from rich.console import Console
 
 from trialscore.errors import EvaluationError
-from trialscore.runner.orchestrator import RunOptions, RunReport, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.outputs import write_outputs
+from trialscore.runner.run_report import RunReport
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.store import TrialStore
 from trialscore.runner.suite import load_suite

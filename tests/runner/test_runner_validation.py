@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from trialscore.errors import EvaluationError
-from trialscore.runner.orchestrator import RunOptions, run_suite
+from trialscore.runner.options import RunOptions
+from trialscore.runner.orchestrator import run_suite
 from trialscore.runner.suite import load_suite
 from trialscore.runner.suite.locations import MAX_DEPTH, MAX_LINE_CHARS
 

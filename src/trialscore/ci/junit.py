@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
-    from trialscore.runner.orchestrator import RunReport
+    from trialscore.runner.run_report import RunReport
     from trialscore.runner.strategies import CaseResult
 
 __all__ = ["run_junit", "xml_text"]

@@ -22,9 +22,8 @@ from trialscore.errors import EvaluationError, OutputError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
-    from trialscore.runner.adaptive_paired import BaselineComparison
     from trialscore.runner.gates import GateResult, GateRule, Threshold
-    from trialscore.runner.orchestrator import RunReport
+    from trialscore.runner.run_report import RunReport
     from trialscore.stats.cases import CaseChange
 
 __all__ = ["AnnotationsOption", "RunChecks", "RunVerdict", "finish_run", "judge_run", "step_summary"]
@@ -95,19 +94,6 @@ class RunChecks:
             annotations=annotations is AnnotationsOption.github,
         )
 
-    def comparison(self, margin: float, alpha: float) -> BaselineComparison:
-        """The baseline's (trials, passes) per target and case, for comparing while running."""
-        from trialscore.runner.adaptive_paired import BaselineComparison
-
-        if self.baseline is None or self.baseline_name is None:
-            raise EvaluationError("comparing while running needs --baseline RUN")
-        counts: dict[str, dict[str, tuple[int, int]]] = {}
-        for group in self.baseline.groups():
-            cases = counts.setdefault(str(dict(group.key).get("target") or ""), {})
-            for item, n, c in zip(group.item.tolist(), group.n.tolist(), group.c.tolist(), strict=True):
-                cases[str(item)] = (int(n), int(c))
-        return BaselineComparison(self.baseline_name, counts, margin, alpha)
-
     @property
     def gated(self) -> bool:
         """Whether any gate was asked for."""
@@ -144,18 +130,9 @@ class RunVerdict:
         }
 
 
-def _case_counts(counts: ItemCounts) -> dict[str, dict[str, tuple[int, int]]]:
-    """Target -> case -> (scored trials, passes)."""
-    out: dict[str, dict[str, tuple[int, int]]] = {}
-    for group in counts.groups():
-        cases = out.setdefault(str(dict(group.key)["target"] or ""), {})
-        for item, n, c in zip(group.item.tolist(), group.n.tolist(), group.c.tolist(), strict=True):
-            cases[str(item)] = (int(n), int(c))
-    return out
-
-
 def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     """Every gate of ``checks`` on a completed run, per target (``judged`` False: no trial was scored)."""
+    from trialscore.runner.baseline import case_counts
     from trialscore.runner.gates import (
         baseline_gates,
         error_rate_gates,
@@ -181,8 +158,8 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
     elif checks.baseline is not None:
         found, comparisons = baseline_gates(checks.baseline, current, checks.fail_on_regression)
         gates += found
-        before = _case_counts(checks.baseline)
-        for target, cases in _case_counts(current).items():  # a case regressed when its own test says so
+        before = case_counts(checks.baseline)
+        for target, cases in case_counts(current).items():  # a case regressed when its own test says so
             changes = case_changes(before.get(target, {}), cases)
             if any(change.direction == "regressed" for change in changes):
                 regressed[target] = changes

@@ -6,8 +6,11 @@ other commands never pay for them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -28,9 +31,6 @@ from trialscore.cli._options import AllowPartialOpt, bad_input
 from trialscore.cli.compare import GateOption
 from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
-
-if TYPE_CHECKING:
-    from trialscore.runner.distributed.options import Distribution
 
 __all__ = ["run"]
 
@@ -68,35 +68,15 @@ def _print_dry_run(suite: Any, options: Any) -> None:
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
 
 
-def _compared(suite: Any, options: Any, checks: RunChecks, margin: float) -> Any:
-    """With --adaptive (or the suite's execution.adaptive), --baseline compares while running."""
-    from dataclasses import replace
+@contextmanager
+def _flag_words() -> Iterator[None]:
+    """Word a bad option with its flag: ``--margin must ...`` for the library's ``margin must ...``."""
+    from trialscore.errors import OptionError
 
-    execution = suite.execution
-    if not (execution.adaptive if options.adaptive is None else options.adaptive):
-        return options
-    if execution.sequential if options.sequential is None else options.sequential:
-        raise EvaluationError(
-            "--baseline with --adaptive compares with the baseline while running; --sequential stops "
-            "single cases instead: choose one (--no-sequential)"
-        )
-    alpha = execution.alpha if options.alpha is None else options.alpha
-    if not 0.0 < alpha < 1.0:
-        raise EvaluationError(f"--alpha must satisfy 0 < alpha < 1; got {alpha}")
-    if not 0.0 <= margin < 1.0:
-        raise EvaluationError(f"--margin must satisfy 0 <= margin < 1; got {margin}")
-    return replace(options, comparison=checks.comparison(margin, alpha))
-
-
-def _distribution(workers: int | None, backend: str | None, address: str | None) -> Distribution | None:
-    """The workers asked for (None: a single-process run)."""
-    from trialscore.runner.distributed.options import Distribution
-
-    if backend is None and address is not None:
-        backend = "ray"
-    if backend is None and workers is None:
-        return None
-    return Distribution(backend or "local", workers, address)  # type: ignore[arg-type]
+    try:
+        yield
+    except OptionError as exc:
+        raise EvaluationError(exc.worded("--" + exc.option.replace("_", "-"))) from exc
 
 
 @app.command()
@@ -318,11 +298,13 @@ def run(
     (kept by --resume).
     When GITHUB_STEP_SUMMARY is set, a Markdown summary is appended to that file.
     """
+    from trialscore.runner.baseline import compare_while_running
     from trialscore.runner.dryrun import planned_trials
     from trialscore.runner.gates import check_fits
-    from trialscore.runner.orchestrator import DEFAULT_STORE, RunOptions, run_suite, stored_suite
+    from trialscore.runner.options import RunOptions
+    from trialscore.runner.orchestrator import run_suite, stored_suite
     from trialscore.runner.outputs import write_outputs
-    from trialscore.runner.overrides import Overrides
+    from trialscore.runner.store import DEFAULT_STORE
     from trialscore.runner.suite import load_suite
     from trialscore.runner.summary import build_summary
     from trialscore.runner.table import print_run
@@ -345,26 +327,38 @@ def run(
             suite=loaded.name,
             allow_partial=allow_partial,
         )
-        options = RunOptions(
-            trials=trials,
-            targets=tuple(target) if target else None,
-            concurrency=concurrency,
-            out_dir=out,
-            resume=resume,
-            progress=progress,
-            cases=tuple(case) if case else None,
-            categories=tuple(category) if category else None,
-            store=store if store is not None else DEFAULT_STORE,
-            adaptive=adaptive,
-            sequential=sequential,
-            alpha=alpha,
-            distributed=_distribution(workers, backend, address),
-            overrides=Overrides(seed, limit, max_cost, timeout, retries),
-        )
-        if resume is None:
-            check_fits(checks.thresholds, planned_trials(loaded, options))
-        if baseline is not None and resume is None:
-            options = _compared(loaded, options, checks, margin)
+        with _flag_words():
+            options = RunOptions.of(
+                trials=trials,
+                target=target or None,
+                case=case or None,
+                category=category or None,
+                concurrency=concurrency,
+                out=out,
+                store=store,
+                resume=resume,
+                progress=progress,
+                adaptive=adaptive,
+                sequential=sequential,
+                alpha=alpha,
+                baseline=baseline,
+                margin=margin,
+                allow_partial=allow_partial,
+                workers=workers,
+                backend=backend,
+                address=address,
+                seed=seed,
+                limit=limit,
+                max_cost=max_cost,
+                timeout=timeout,
+                retries=retries,
+            )
+            if resume is None:
+                check_fits(checks.thresholds, planned_trials(loaded, options))
+            if baseline is not None and resume is None and options.rule(loaded) is not None:
+                options = compare_while_running(loaded, options, checks.baseline)  # compared while running
+            else:
+                options = replace(options, baseline=None)  # compared at the end, by the gates
         if dry_run:
             _print_dry_run(loaded, options)
             return

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from trialscore._record import Record
-from trialscore.runner.orchestrator import RunOptions
+from trialscore.runner.options import RunOptions
 from trialscore.runner.selection import selected_suite
 from trialscore.runner.suite import Suite
 

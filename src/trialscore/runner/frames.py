@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
-    from trialscore.runner.orchestrator import RunReport
+    from trialscore.runner.run_report import RunReport
 
 __all__ = ["FRAMES", "to_pandas"]
 

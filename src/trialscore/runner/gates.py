@@ -208,10 +208,6 @@ def threshold_gates(
     return out
 
 
-def _unjudged(common: dict[str, Any], rule: str, detail: str) -> GateResult:
-    return GateResult(**common, value=None, rule=rule, passed=False, detail=detail, judged=False)
-
-
 def _cases(ids: Sequence[object]) -> str:
     """``case 'a' has`` / ``3 cases ('a', 'b', 'c') have``, the first five named."""
     shown = ", ".join(repr(str(item)) for item in ids[:5]) + (", ..." if len(ids) > 5 else "")

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Any
 from trialscore._files import write_atomic
 from trialscore._record import Record
 from trialscore.errors import EvaluationError, OutputError
-from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.summary import build_summary
+
+if TYPE_CHECKING:
+    from trialscore.runner.run_report import RunReport
 
 if TYPE_CHECKING:
     from trialscore.runner.suite import CaseSpec

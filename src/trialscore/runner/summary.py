@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,9 +38,11 @@ from trialscore.compat.scoring import compute_skill_score
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
 from trialscore.runner.aggregator import RunAggregator, TargetTotals
-from trialscore.runner.orchestrator import RunReport
 from trialscore.runner.strategies import CaseResult
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
+
+if TYPE_CHECKING:
+    from trialscore.runner.run_report import RunReport
 
 __all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "tallies_of", "target_metrics"]
 

@@ -5,7 +5,7 @@ Costs never round to zero and an unknown cost is never shown as one (:func:`form
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, JustifyMethod
 from rich.markup import escape
@@ -14,8 +14,10 @@ from rich.text import Text
 from trialscore._words import plural
 from trialscore.runner.adaptive_paired import stop_note
 from trialscore.runner.failures import format_usd, print_errors
-from trialscore.runner.orchestrator import RunReport
 from trialscore.terminal import fields_line, fitted_table, verdict
+
+if TYPE_CHECKING:
+    from trialscore.runner.run_report import RunReport
 
 __all__ = ["print_run"]
 

@@ -11,7 +11,7 @@ from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.distributed.protocol import WorkerSetup
 
 if TYPE_CHECKING:
-    from trialscore.runner.orchestrator import _Execution
+    from trialscore.runner.session import Session
     from trialscore.runner.store import RunInfo
 
 __all__ = ["DEFAULT_LOCAL_WORKERS", "open_backend"]
@@ -20,15 +20,13 @@ __all__ = ["DEFAULT_LOCAL_WORKERS", "open_backend"]
 DEFAULT_LOCAL_WORKERS = 2
 
 
-def open_backend(
-    distribution: Distribution, execution: _Execution, info: RunInfo, concurrency: int
-) -> Controller:
-    """The controller that runs ``execution``'s units on the workers ``distribution`` asks for.
+def open_backend(distribution: Distribution, session: Session, info: RunInfo, concurrency: int) -> Controller:
+    """The controller that runs ``session``'s units on the workers ``distribution`` asks for.
 
     ``concurrency`` trials are in flight at once over all workers: each worker gets
     ``ceil(concurrency / workers)`` slots.
     """
-    suite = execution.suite
+    suite = session.suite
     if not suite.text:
         raise EvaluationError("a suite without its text cannot be sent to workers; run it from its file")
     workers = distribution.workers
@@ -36,7 +34,7 @@ def open_backend(
         run_id=info.run_id,
         suite_text=suite.text,
         suite_path=str(suite.path) if suite.path is not None else None,
-        targets=tuple(execution.evaluated),
+        targets=tuple(session.evaluated),
         trials=info.settings.get("trials"),
         slots=math.ceil(concurrency / (workers or DEFAULT_LOCAL_WORKERS)),
         heartbeat_s=distribution.lease_ttl_s / 3,
@@ -51,4 +49,4 @@ def open_backend(
         from trialscore.runner.distributed.local import LocalWorkers
 
         transport = LocalWorkers(setup, workers or DEFAULT_LOCAL_WORKERS)
-    return Controller(transport, distribution.lease_ttl_s)
+    return Controller(transport, distribution.lease_ttl_s, concurrency)

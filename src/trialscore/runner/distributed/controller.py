@@ -1,10 +1,11 @@
 """The run's controller: the only writer of the store, leasing work units to workers.
 
-The controller asks the session for the next unit (:meth:`_Execution.take`, so whatever
-schedules the units, fixed or adaptive, decides the order), admits it (per-target caps, cost
-reserved: :mod:`.admission`), leases it to a worker with free slots (:mod:`.leases`) and sends
-it over the transport.  Each completion is checked against the lease table (a duplicate is
-ignored), settled against the budget, and handed to :meth:`_Execution.finish`, which commits it.
+The controller asks the session for the next unit (:meth:`Session.take
+<trialscore.runner.session.Session.take>`, so whatever schedules the units, fixed or adaptive,
+decides the order), admits it (per-target caps, cost reserved: :mod:`.admission`), leases it to a
+worker with free slots (:mod:`.leases`) and sends it over the transport.  Each completion is
+checked against the lease table (a duplicate is ignored), settled against the budget, and handed
+to :meth:`Session.finish <trialscore.runner.session.Session.finish>`, which commits it.
 
 **Exactly once.** A worker that dies (its pipe closes, its actor is gone) or stays silent past
 the lease time-to-live is *lost*: it is killed and replaced, and its leased units go back to the
@@ -22,7 +23,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import time
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Protocol
 
 from trialscore._words import plural
@@ -42,7 +42,7 @@ from trialscore.runner.distributed.protocol import (
 from trialscore.runner.seeds import trial_seed
 
 if TYPE_CHECKING:
-    from trialscore.runner.orchestrator import _Execution
+    from trialscore.runner.session import Session
 
 __all__ = ["MAX_LOSSES", "Controller", "Event", "Transport"]
 
@@ -76,16 +76,17 @@ class Transport(Protocol):
 
 
 class Controller:
-    """Serves one session's units to the workers of ``transport`` (leases live ``ttl_s`` seconds)."""
+    """Serves one session's units to the workers of ``transport`` (leases live ``ttl_s`` seconds), at
+    most ``concurrency`` at once."""
 
-    def __init__(self, transport: Transport, ttl_s: float) -> None:
+    def __init__(self, transport: Transport, ttl_s: float, concurrency: int) -> None:
         self.transport = transport
+        self.concurrency = concurrency
         self.table = LeaseTable(ttl_s)
         self.tick_s = min(0.5, ttl_s / 4)
         self.free: dict[int, int] = {}  # ready workers -> free slots
         self.pending: collections.deque[Unit] = collections.deque()
         self.losses: dict[Unit, int] = {}
-        self.lost_workers = 0
         self._finishing: list[asyncio.Task[None]] = []
         self._committed = asyncio.Event()
         self._source_done = False
@@ -96,23 +97,23 @@ class Controller:
         self._turn = 0
         self._last_used: dict[int, int] = {}
 
-    def _admission(self, execution: _Execution) -> Admission:
-        suite = execution.suite
-        specs = {name: suite.target(name) for name in execution.evaluated}
+    def _admission(self, session: Session) -> Admission:
+        suite = session.suite
+        specs = {name: suite.target(name) for name in session.evaluated}
         admission = Admission(
             suite.execution.cost_limit_usd,
             {name: spec.max_concurrency for name, spec in specs.items() if spec.max_concurrency is not None},
             {name: spec.max_cost_usd for name, spec in specs.items() if spec.max_cost_usd is not None},
-            execution.evaluated,
+            session.evaluated,
         )
-        for record in execution.resumed:
+        for record in session.earlier:
             admission.observe(record.target or "", record.cost_usd)
         return admission
 
-    async def serve(self, execution: _Execution) -> None:
+    async def serve(self, session: Session) -> None:
         """Run every unit the session hands out on the workers; return when all are committed."""
-        self.execution = execution
-        self.admission = self._admission(execution)
+        self.session = session
+        self.admission = self._admission(session)
         events: asyncio.Queue[Event] = asyncio.Queue()
         graceful = False
         try:
@@ -134,7 +135,7 @@ class Controller:
                     self._lose(lease.worker, why)
                 self._check_finishing()
             await asyncio.gather(*self._finishing)
-            if not execution.stopping and len(self.table.done) != self._taken:
+            if not session.stopping and len(self.table.done) != self._taken:
                 raise RuntimeError(  # never a silent loss: a unit taken must be finished
                     f"{plural(self._taken - len(self.table.done), 'work unit')} taken and never finished"
                 )
@@ -143,8 +144,8 @@ class Controller:
             for task in self._finishing:
                 task.cancel()
             await self.transport.stop(graceful)
-            self.execution.counters.workers = 0
-            self.execution.counters.leases = 0
+            session.counters.workers = 0
+            session.counters.leases = 0
 
     async def _next_event(self, events: asyncio.Queue[Event]) -> Event | None:
         """The next worker event; None after a tick, or as soon as a trial is committed (in an
@@ -172,22 +173,20 @@ class Controller:
                 return
 
     def _take_one(self) -> bool:
-        execution = self.execution
+        session = self.session
         in_flight = len(self.pending) + len(self.table.active)
-        if self._source_done or execution.stopping or in_flight >= execution.concurrency:
+        if self._source_done or session.stopping or in_flight >= self.concurrency:
             return False
         if not self.admission.may_take():
             if not in_flight:  # not even one more trial fits the budget: the rest is cost-limited
-                execution.skip_rest()
+                session.stop(cost_limited=True)
                 self._source_done = True
             return False
-        job = execution.take()
-        if job is None:
+        key = session.take()
+        if key is None:
             # An adaptive run may hold units back until a trial in flight settles its case.
-            self._source_done = not execution.waiting
+            self._source_done = not session.waiting
             return False
-        name, case, trial = job
-        key = Unit(name, case.spec.id, trial)
         self.admission.reserve(key)
         self.pending.append(key)
         self._taken += 1
@@ -216,7 +215,7 @@ class Controller:
                 self._alone[worker] = lease.id
                 self._draining = None
             self.admission.started(key.target)
-            seed = trial_seed(self.execution.suite.execution.seed, key.case_id, key.trial)
+            seed = trial_seed(self.session.suite.execution.seed, key.case_id, key.trial)
             self.transport.send(worker, WorkUnit(lease.id, key.target, key.case_id, key.trial, seed))
             leased = True
         return leased
@@ -270,7 +269,7 @@ class Controller:
         if key in self.pending:
             self.pending.remove(key)
         self.admission.settle(key, record.cost_usd)
-        task = asyncio.create_task(self.execution.finish(record))
+        task = asyncio.create_task(self.session.finish(record))
         task.add_done_callback(lambda _: self._committed.set())
         self._finishing.append(task)
 
@@ -292,7 +291,6 @@ class Controller:
         self._alone.pop(worker, None)
         if self._draining == worker:
             self._draining = None
-        self.lost_workers += 1
         for lease in self.table.held_by(worker):
             self.table.release(lease.id)
             self._lease_ended(lease)
@@ -308,25 +306,7 @@ class Controller:
             self.pending.appendleft(key)
             return
         self.table.accept(key)
-        self._settle(key, self._lost_record(key, f"its worker was lost {losses} times ({why})"))
-
-    def _lost_record(self, key: Unit, why: str) -> TrialRecord:
-        execution = self.execution
-        case_id, trial = key.case_id, key.trial
-        spec = execution.cases[case_id].spec
-        return TrialRecord(
-            run_id=execution.run_id,
-            suite=execution.suite.name,
-            case_id=case_id,
-            trial=trial,
-            target=key.target,
-            category=spec.category,
-            started_at=datetime.now(timezone.utc),
-            seed=trial_seed(execution.suite.execution.seed, case_id, trial),
-            passed=None,
-            verdict="error",
-            error=f"trial not run: {why}",
-        )
+        self._settle(key, self.session.unrun(key, f"its worker was lost {losses} times ({why})"))
 
     def _check_finishing(self) -> None:
         """Raise the first failed commit (the store cannot be written); forget committed ones."""
@@ -339,6 +319,6 @@ class Controller:
         self._finishing = running
 
     def _show(self) -> None:
-        counters = self.execution.counters
+        counters = self.session.counters
         counters.workers = len(self.free)
         counters.leases = len(self.table.active)

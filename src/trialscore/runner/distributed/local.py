@@ -145,11 +145,6 @@ class LocalWorkers:
         conn.close()
         return process, conn
 
-    @property
-    def pids(self) -> dict[int, int | None]:
-        """The process id of each live worker (for tests and the progress display)."""
-        return {worker: process.pid for worker, (process, _) in self._processes.items()}
-
     def send(self, worker: int, unit: WorkUnit) -> None:
         """Send ``unit`` to ``worker``; a broken pipe is reported as a lost worker."""
         assert self._events is not None

@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import replace
-from typing import cast
-
-from rich.console import Console
 
 from trialscore.errors import EvaluationError
 from trialscore.runner.distributed.protocol import Completion, Crash, WorkerSetup, WorkUnit, source_path
-from trialscore.runner.orchestrator import _Execution, build_targets
+from trialscore.runner.execution import Execution, build_targets
 from trialscore.runner.overrides import Overrides
-from trialscore.runner.store import TrialStore
+from trialscore.runner.session import Session
 from trialscore.runner.suite import suite_from_text
 from trialscore.runner.targets import Target
 
@@ -44,24 +41,14 @@ class WorkerRuntime:
         suite = replace(Overrides.from_settings(setup.overrides), limit=None).apply(suite)
         self._targets: dict[str, Target] = {}
         build_targets(suite, setup.targets, setup.slots, self._targets)
-        # A worker never commits: the controller is the store's only writer.
-        no_store = cast(TrialStore, None)
-        self._execution = _Execution(
-            suite,
-            setup.run_id,
-            no_store,
-            self._targets,
-            setup.targets,
-            setup.trials,
-            (),
-            setup.slots,
-            Console(stderr=True),
-        )
+        # A worker's session has no schedule and no store: the controller's session hands out the
+        # units and is the store's only writer.
+        self._session = Session(Execution(suite, setup.run_id, self._targets, setup.trials))
 
     async def run(self, unit: WorkUnit) -> Completion | Crash:
         """Run one unit: its trial record, or the error that stops the run."""
         try:
-            record = await self._execution.run_unit(unit.target, unit.case_id, unit.trial)
+            record = await self._session.run(unit.key)
         except Exception as exc:  # sent to the controller, which stops the run with it
             return crash(self.worker, unit, exc)
         return Completion(self.worker, unit, record.model_dump_json())

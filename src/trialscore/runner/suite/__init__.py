@@ -7,9 +7,10 @@ retries, seed and pass threshold).  :func:`load_suite` reads a file and reports
 *every* problem at once, each as ``file:line: field: rule; got value``, with the
 line taken from the YAML node the field came from.
 
-The pieces: :mod:`~trialscore.runner.suite.schema` (the Pydantic models),
+The pieces: :mod:`~trialscore.runner.suite.schema` (the Pydantic models of the parts),
 :mod:`~trialscore.runner.suite.rules` (validation piece by piece, the cross-field
-rules and the environment checks) and :mod:`~trialscore.runner.suite.locations`
+rules and the environment checks), :mod:`~trialscore.runner.suite.model` (the validated
+:class:`Suite`) and :mod:`~trialscore.runner.suite.locations`
 (reading the file with ruamel.yaml, bounds on hostile files, line numbers).
 
 >>> import tempfile, pathlib
@@ -42,7 +43,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from trialscore.runner.suite.locations import parse_suite, read_suite_text
-from trialscore.runner.suite.rules import validated
+from trialscore.runner.suite.model import Suite, validated
 from trialscore.runner.suite.schema import (
     MAX_CONCURRENCY,
     MAX_TRIALS,
@@ -65,7 +66,6 @@ from trialscore.runner.suite.schema import (
     PythonTargetSpec,
     RegexGraderSpec,
     Strategy,
-    Suite,
     TargetSpec,
     TrialsOverride,
     TrialsSpec,

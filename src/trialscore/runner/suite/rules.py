@@ -4,22 +4,20 @@ A suite is validated in pieces (the top-level settings, each target, each grader
 ``execution``), so one bad field never hides another: every piece that is valid takes part in the
 cross-field rules (unique names, graders present, a judge names a target, thresholds), and with
 ``environment=True`` in the checks only this machine can answer (a callable imports, an API key
-variable is set, a schema file parses).  :func:`validated` reports every problem at once.
+variable is set, a schema file parses).  :func:`~trialscore.runner.suite.model.validated` reports every
+problem at once.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from trialscore.runner.registry import GraderSite, GraderSpecBase, Loc, Problem, TargetSpecBase
-from trialscore.runner.suite.datasets import expand_cases
-from trialscore.runner.suite.locations import Locations, Site, invalid_suite
 from trialscore.runner.suite.messages import pydantic_problems
 from trialscore.runner.suite.schema import (
     MEAN_STRATEGIES,
@@ -28,12 +26,14 @@ from trialscore.runner.suite.schema import (
     CaseSpec,
     ExecutionSpec,
     GraderSpec,
-    Suite,
     TargetSpec,
     case_settings,
 )
 
-__all__ = ["Draft", "check_document", "environment_problems", "suite_sites", "validated"]
+if TYPE_CHECKING:
+    from trialscore.runner.suite.model import Suite
+
+__all__ = ["Draft", "check_document", "draft_graders", "environment_problems", "suite_sites"]
 
 #: The parts validated one by one: each type (it names the fields of a misspelled key) and its adapter.
 _TARGET = (TargetSpec, TypeAdapter(TargetSpec))
@@ -349,7 +349,8 @@ def environment_problems(
     return problems
 
 
-def _draft_graders(draft: Draft) -> list[tuple[Loc, GraderSpecBase]]:
+def draft_graders(draft: Draft) -> list[tuple[Loc, GraderSpecBase]]:
+    """Every valid grader of the document: the suite's, then each case's own."""
     graders = list(draft.graders)
     for case in draft.cases:
         graders.extend(case.own_graders or [])
@@ -367,45 +368,3 @@ def suite_sites(suite: Suite) -> tuple[list[tuple[Loc, TargetSpecBase]], list[tu
     for index, case in enumerate(suite.cases):
         graders.extend((("cases", index, "graders", g), spec) for g, spec in enumerate(case.graders or ()))
     return targets, graders
-
-
-def validated(
-    data: Any,
-    source: str,
-    directory: Path,
-    text: str,
-    *,
-    path: Path | None = None,
-    locations: Locations | None = None,
-    duplicates: Iterable[tuple[Problem, int]] = (),
-    environment: bool = False,
-    targets: Collection[str] | None = None,
-) -> Suite:
-    """The :class:`Suite` in ``data``, or an error listing every problem (with lines from ``locations``).
-
-    Dataset entries in ``cases`` are read first (:mod:`~trialscore.runner.suite.datasets`); a
-    problem in a row is reported at its file and line.  ``environment`` adds
-    :func:`environment_problems` (for ``targets``, None = all).
-    """
-    shown = Path(source).parent if path is not None else None
-    expansion = expand_cases(data, directory, shown, locations)
-    data = expansion.data
-    draft = check_document(data, directory)
-    problems = list(draft.problems)
-    if environment:
-        problems.extend(environment_problems(draft.targets, _draft_graders(draft), directory, targets))
-    located: list[tuple[Problem, int | Site | None]] = [
-        *duplicates,
-        *expansion.problems,
-        *(expansion.origins.locate(problem) for problem in problems),
-    ]
-    if located:
-        raise invalid_suite(source, located)
-    suite = Suite.model_validate(data)
-    suite._path, suite._directory, suite._text, suite._source = path, directory, text, source
-    suite._lines = expansion.origins
-    digest = hashlib.sha256(text.encode())
-    for dataset in expansion.digests:  # a changed dataset file changes the suite (resume checks it)
-        digest.update(bytes.fromhex(dataset))
-    suite._digest = digest.hexdigest()
-    return suite

@@ -4,7 +4,8 @@ The target and grader models live with their implementations (each module of
 :mod:`trialscore.runner.targets` and :mod:`trialscore.runner.graders` registers its type in
 :mod:`trialscore.runner.registry`); the discriminated unions :data:`TargetSpec` and
 :data:`GraderSpec` are built here from those registries.  Rules that span fields are in
-:mod:`trialscore.runner.suite.rules`; reading files and their line numbers in
+:mod:`trialscore.runner.suite.rules`; the validated suite they make in
+:mod:`trialscore.runner.suite.model`; reading files and their line numbers in
 :mod:`trialscore.runner.suite.locations`.
 """
 
@@ -12,14 +13,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Field, PrivateAttr, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, StrictInt, model_validator
 
 import trialscore.runner.graders
 import trialscore.runner.targets  # noqa: F401  (registers the target types)
-from trialscore.errors import EvaluationError
 from trialscore.runner.graders.external import CommandGraderSpec, PythonGraderSpec
 from trialscore.runner.graders.judge import LlmJudgeGraderSpec
 from trialscore.runner.graders.schema import JsonSchemaGraderSpec
@@ -34,11 +33,9 @@ from trialscore.runner.registry import (
     TARGETS,
     GraderSpecBase,
     Label,
-    Name,
     NonNegative,
     OneLine,
     Positive,
-    Problem,
     Spec,
     TargetSpecBase,
 )
@@ -68,7 +65,6 @@ __all__ = [
     "PythonTargetSpec",
     "RegexGraderSpec",
     "Strategy",
-    "Suite",
     "TargetSpec",
     "TrialsOverride",
     "TrialsSpec",
@@ -219,124 +215,3 @@ def case_settings(base: ExecutionSpec, over: CaseExecution | None) -> CaseSettin
         threshold=pick(over.threshold, base.threshold),
         borderline=pick(over.borderline, base.borderline),
     )
-
-
-class Suite(Spec):
-    """A validated eval suite; build it with ``load_suite`` or :meth:`from_mapping`."""
-
-    name: Name
-    description: str | None = None
-    targets: Annotated[tuple[TargetSpec, ...], Field(min_length=1)]
-    graders: tuple[GraderSpec, ...] = ()
-    cases: Annotated[tuple[CaseSpec, ...], Field(min_length=1)]
-    execution: ExecutionSpec = ExecutionSpec()
-
-    _path: Path | None = PrivateAttr(default=None)
-    _directory: Path = PrivateAttr(default_factory=Path.cwd)
-    _digest: str = PrivateAttr(default="")
-    _text: str = PrivateAttr(default="")
-    _source: str = PrivateAttr(default="<suite>")
-    _lines: Any = PrivateAttr(default=None)
-
-    @property
-    def path(self) -> Path | None:
-        """The file the suite was read from (None when built from a mapping)."""
-        return self._path
-
-    @property
-    def directory(self) -> Path:
-        """Directory relative paths in the suite are resolved against (the file's, else the cwd)."""
-        return self._directory
-
-    @property
-    def digest(self) -> str:
-        """SHA-256 of the suite's source text (a resumed run checks it has not changed)."""
-        return self._digest
-
-    @property
-    def text(self) -> str:
-        """The suite's source text (YAML as read, or JSON for a suite built from a mapping)."""
-        return self._text
-
-    def target(self, name: str) -> TargetSpecBase:
-        """The target called ``name``."""
-        for target in self.targets:
-            if target.name == name:
-                return target
-        names = ", ".join(t.name for t in self.targets)
-        raise EvaluationError(f"target must name one of the suite's targets ({names}); got {name!r}")
-
-    @property
-    def evaluated_targets(self) -> tuple[str, ...]:
-        """The targets a run evaluates by default: all but the ``judge_only`` ones."""
-        return tuple(target.name for target in self.targets if not target.judge_only)
-
-    def judge_targets(self) -> tuple[str, ...]:
-        """The targets ``llm_judge`` graders call, sorted."""
-        return tuple(
-            sorted(
-                {
-                    grader.target
-                    for case in self.cases
-                    for grader in self.graders_for(case)
-                    if isinstance(grader, LlmJudgeGraderSpec)
-                }
-            )
-        )
-
-    def graders_for(self, case: CaseSpec) -> tuple[GraderSpecBase, ...]:
-        """The case's graders, or the suite's default ``graders`` when the case has none."""
-        return case.graders if case.graders is not None else self.graders
-
-    def settings_for(self, case: CaseSpec) -> CaseSettings:
-        """The case's execution settings: the suite's with the case's overrides applied."""
-        return case_settings(self.execution, case.execution)
-
-    def check_environment(self, targets: tuple[str, ...] | None = None) -> None:
-        """Check what only this machine can tell: callables import, API key variables are set.
-
-        ``targets`` limits the target checks to those (the judges the graders call are always
-        checked); every python grader is checked.
-
-        Raises
-        ------
-        EvaluationError
-            Listing every problem, each as ``file:line: field: message``.
-        """
-        from trialscore.runner.suite.rules import environment_problems, suite_sites
-
-        problems = environment_problems(*suite_sites(self), self.directory, targets)
-        if problems:
-            from trialscore.runner.suite.locations import invalid_suite
-
-            raise invalid_suite(self._source, [self._locate(p) for p in problems])
-
-    def _locate(self, problem: Problem) -> tuple[Problem, Any]:
-        """``problem`` with its line in the suite file (or its place in a dataset file)."""
-        return self._lines.locate(problem) if self._lines is not None else (problem, None)
-
-    def case_line(self, case_id: str) -> int | None:
-        """The line of case ``case_id`` in the suite file (None without lines, for no such case, or for a
-        case read from a dataset file)."""
-        for index, case in enumerate(self.cases):
-            if case.id == case_id:
-                found = self._lines.line(("cases", index)) if self._lines is not None else None
-                return found if isinstance(found, int) else None
-        return None
-
-    @classmethod
-    def from_mapping(cls, data: Any, source: str = "<suite>", directory: Path | None = None) -> Suite:
-        """Validate an already-parsed suite (a dict); errors name fields but no lines.
-
-        Callables are not imported and API keys not looked up here (see :meth:`check_environment`).
-
-        >>> Suite.from_mapping({"name": "s", "targets": [], "cases": []})  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        trialscore.errors.EvaluationError: <suite>: invalid suite (2 problems):
-          <suite>: targets: Tuple should have at least 1 item after validation, not 0; got []
-          <suite>: cases: Tuple should have at least 1 item after validation, not 0; got []
-        """
-        from trialscore.runner.suite.rules import validated
-
-        return validated(data, source, directory or Path.cwd(), text=json.dumps(data, default=str))

@@ -1,20 +1,6 @@
-"""The run store: one SQLite file (WAL) holding runs and every finished trial, committed as it lands.
+"""The SQLite file of the run store: its schema, its faults in one line each, and :class:`TrialStore`.
 
-Durability guarantee (what a test kills the runner to check):
-
-* A trial is *finished* only once its row is committed.  The runner hands each
-  trial to one writer the moment it finishes; the writer commits everything
-  handed to it since its last commit in one transaction (group commit), and
-  the worker that ran the trial waits for that commit before it starts another
-  trial.  So at any instant at most ``concurrency`` trials are started but not
-  committed, and a run killed with SIGKILL loses at most those: the trials in
-  flight.
-* ``(run_id, target, case_id, trial)`` is unique: a trial is stored once (a
-  second insert is an error, never a silent duplicate), and a resumed run skips
-  every stored trial.
-* WAL with ``synchronous=NORMAL``: a commit survives the process being killed;
-  after a power loss the last commits before it may be missing (never a torn
-  or corrupt file).
+See :mod:`trialscore.runner.store` for the durability guarantee.
 """
 
 from __future__ import annotations
@@ -28,30 +14,16 @@ import socket
 import sqlite3
 import urllib.parse
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trialscore._record import Record
 from trialscore.errors import EvaluationError, StoreError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.failures import total_usd
+from trialscore.runner.store.runs import RUN_STATUSES, RunInfo, RunState, RunSummary, status_of
 
-__all__ = [
-    "DEFAULT_STORE",
-    "LATEST",
-    "PARTIAL",
-    "RUN_STATUSES",
-    "RunInfo",
-    "RunState",
-    "RunSummary",
-    "StoreError",
-    "TrialRow",
-    "TrialStore",
-    "open_history",
-    "store_error",
-]
+__all__ = ["DEFAULT_STORE", "LATEST", "TrialRow", "TrialStore", "open_history", "store_error"]
 
 #: Where runs are stored when no store is named (relative to the working directory).
 DEFAULT_STORE = Path(".trialscore") / "store.sqlite"
@@ -92,14 +64,6 @@ _LATER_COLUMNS = (
     ("host", "TEXT"),
     ("finished_at", "TEXT"),
 )
-
-#: A run's status: ``running`` while a session runs it (``interrupted`` once that process is gone),
-#: ``interrupted`` (stopped before its last trial: resume it), ``cost-limited`` (it ended with trials the
-#: cost limit kept from starting), ``complete``; ``unknown`` for a run stored before statuses were kept.
-RUN_STATUSES = ("running", "interrupted", "cost-limited", "complete", "unknown")
-
-#: Statuses of a run whose trials stop short of its plan by accident, not by design (a gate refuses them).
-PARTIAL = frozenset({"running", "interrupted"})
 
 #: One row of the trials table: (run_id, target, case_id, trial, verdict, cost_usd, output, record JSON).
 TrialRow = tuple[str, str, str, int, str, "float | None", "str | None", str]
@@ -201,102 +165,6 @@ def _connected(uri: str) -> sqlite3.Connection:
         db.close()
         raise
     return db
-
-
-@dataclass(frozen=True)
-class RunInfo(Record):
-    """What a run was started with, so that ``--resume`` can finish it the same way.
-
-    ``suite_text`` is the suite file's text as it was read: ``--resume`` rebuilds the suite from
-    it (relative paths resolving against ``suite_path``'s folder) without the file.
-    """
-
-    run_id: str
-    suite: str
-    suite_path: str | None
-    suite_digest: str
-    settings: dict[str, Any] = field(default_factory=dict)
-    out_dir: str | None = None
-    created_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat())
-    suite_text: str | None = None
-
-
-@dataclass(frozen=True)
-class RunSummary(Record):
-    """One stored run in a line: what ``trialscore runs`` lists.
-
-    ``pass_at_1`` is the mean over (target, case) pairs with a scored trial of ``c / n``
-    (errored trials left out of ``n``), per target in ``pass_at_1_by_target``; None when no
-    trial was scored.  ``cost_usd`` is the known spend (None when no trial's cost is known).
-    """
-
-    run_id: str
-    suite: str
-    created_at: str
-    targets: tuple[str, ...]
-    cases: int
-    trials: int
-    errored: int
-    pass_at_1: float | None
-    pass_at_1_by_target: dict[str, float | None]
-    cost_usd: float | None
-    status: str = "unknown"
-    planned: int | None = None
-
-    @property
-    def partial(self) -> bool:
-        """Whether the run stopped short of its plan by accident (interrupted, or still running)."""
-        return self.status in PARTIAL
-
-
-@dataclass(frozen=True)
-class RunState(Record):
-    """Where a run stands: its status (one of :data:`RUN_STATUSES`), trials planned and stored.
-
-    >>> RunState("r1", "interrupted", 150, 54).line()
-    'run r1 is interrupted: 54 of 150 planned trials stored'
-    >>> RunState("r2", "complete", 150, 150).partial, RunState("r2", "complete", 150, 150).line()
-    (False, None)
-    """
-
-    run_id: str
-    status: str
-    planned: int | None
-    stored: int
-
-    @property
-    def partial(self) -> bool:
-        """Whether the run stopped short of its plan by accident (interrupted, or still running)."""
-        return self.status in PARTIAL
-
-    def line(self) -> str | None:
-        """One line for a reader of this run when it is not complete (None when it is, or is unknown)."""
-        if self.status in ("complete", "unknown"):
-            return None
-        planned = "" if self.planned is None else f" of {self.planned} planned"
-        return f"run {self.run_id} is {self.status}: {self.stored}{planned} trials stored"
-
-
-def _alive(pid: int | None, host: str | None) -> bool:
-    """Whether the process ``pid`` on ``host`` may still be running (True when it cannot be told)."""
-    if pid is None or host != socket.gethostname():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _status(stored: str | None, pid: int | None, host: str | None) -> str:
-    """The status to show: a ``running`` run whose process is gone was interrupted (killed)."""
-    if stored is None:
-        return "unknown"
-    if stored == "running" and not _alive(pid, host):
-        return "interrupted"
-    return stored
 
 
 def _pass_rate(rates: list[float]) -> float | None:
@@ -438,11 +306,7 @@ class TrialStore:
             row = self._db.execute(f"SELECT {self._state} FROM runs WHERE run_id = ?", (run_id,)).fetchone()
         if row is None:
             raise EvaluationError(f"run_id {run_id!r} is not in store {str(self.path)!r}")
-        return RunState(run_id, _status(row[0], row[2], row[3]), row[1], self.count(run_id))
-
-    def suite_of(self, run_id: str) -> str:
-        """The name of the suite ``run_id`` ran."""
-        return self.run(run_id).suite
+        return RunState(run_id, status_of(row[0], row[2], row[3]), row[1], self.count(run_id))
 
     def insert(self, rows: Iterable[TrialRow]) -> None:
         """Insert finished trials and commit them in one transaction.
@@ -585,7 +449,7 @@ class TrialStore:
                     pass_at_1=_pass_rate([rate for values in rates.values() for rate in values]),
                     pass_at_1_by_target={name: _pass_rate(values) for name, values in rates.items()},
                     cost_usd=total_usd(math.fsum(known)) if known else None,
-                    status=_status(status, pid, host),
+                    status=status_of(status, pid, host),
                     planned=planned_trials,
                 )
             )
