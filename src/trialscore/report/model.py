@@ -479,7 +479,9 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
         return None
     dates = [_run_date(run, index, settings) for index, run in enumerate(runs)]
     if any(when is None for when in dates):
-        return {"note": "trends need a date per run: give --dates, or runs whose trials record started_at"}
+        return {
+            "note": "trends need a date per run: give each run's date, or runs whose trials record started_at"
+        }
     targets = {case.target for run in runs for case in run.cases}
     by = _TARGET_CATEGORY if len(targets) > 1 else "category"
     suites = {run.suite for run in runs}

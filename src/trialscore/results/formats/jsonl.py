@@ -19,7 +19,7 @@ import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter, template
 from trialscore.results.formats._text import (
     MAX_LINE_BYTES,
     first_line,
@@ -44,6 +44,8 @@ MAPS = (
 )
 SUFFIXES = (".jsonl", ".ndjson", ".json")
 
+#: The fields every trial record has: a file whose first object has them all is read as trial records.
+_RECORD_KEYS = frozenset({"case_id", "trial", "passed", "verdict"})
 #: DuckDB's default ``maximum_object_size`` for ``read_json`` (bytes): longer lines need a bigger one.
 _DUCKDB_JSON_OBJECT_BYTES = 16 * 2**20
 #: The longest JSON Lines line read (bytes); a longer one is named as too long, without being held.
@@ -96,9 +98,10 @@ def _json_keys(path: Path, count: int = 1000) -> list[str]:
 
 
 def read(path: Path, sink: TrialSink) -> None:
-    """Count the trial rows of a JSON Lines file."""
+    """Count the trial rows of a JSON Lines file: the runner's trial records are held to their rules."""
     label = str(path)
     names = _json_keys(path)
+    records = _RECORD_KEYS <= set(_json_keys(path, 1))
     if not names:
         malformed, _, _ = _first_bad_json_line(path)
         raise EvaluationError(malformed or f"{label}: no JSON object among the first 1000 non-blank lines")
@@ -113,17 +116,19 @@ def read(path: Path, sink: TrialSink) -> None:
         return f"read_json({source}, format='newline_delimited', columns={columns}{options})"
 
     try:
-        sink.scan(label, relation(), locate, types)
+        sink.scan(label, relation(), locate, types, records)
     except EngineError as exc:
         malformed, longest, longest_line = _first_bad_json_line(path)
         if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
             # Every line is a JSON object, one is longer than DuckDB reads by default: read with room for it.
-            sink.scan(label, relation(f", maximum_object_size={longest + 1024}"), locate, types)
+            sink.scan(label, relation(f", maximum_object_size={longest + 1024}"), locate, types, records)
             return
         if malformed is None:
             malformed = f"{label} (longest line {longest_line}): cannot read as JSON Lines: {exc.reason}"
         if not sink.skip_invalid:
-            raise EvaluationError(f"{malformed} (--skip-invalid skips and counts bad lines)") from exc
+            raise EvaluationError(
+                f"{template(malformed)} ({parameter('skip_invalid')} skips and counts bad lines)"
+            ) from exc
         earlier = sink.stats.first_skipped
-        sink.scan(label, relation(", ignore_errors=true"), locate, types)
+        sink.scan(label, relation(", ignore_errors=true"), locate, types, records)
         sink.name_first_skipped(earlier, malformed)
