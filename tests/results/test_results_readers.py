@@ -170,7 +170,7 @@ def test_column_mapping_options(tmp_path):
     path.write_text("task,rep,ok,llm\nq1,0,true,a\nq1,1,false,a\nq2,0,TRUE,a\nq2,1,1.0,b\n")
     counts = read_counts([path], by=["llm"], columns=ColumnMap(item="task", trial="rep", passed="ok"))
     assert _observed(counts) == {("a", "q1"): (2, 1, 0), ("a", "q2"): (1, 1, 0), ("b", "q2"): (1, 1, 0)}
-    with pytest.raises(EvaluationError, match="columns.item 'nope' is not a column of the file"):
+    with pytest.raises(EvaluationError, match=r"columns\.item 'nope' is not a column of the file"):
         read_counts([path], columns=ColumnMap(item="nope"))
     with pytest.raises(EvaluationError, match="by column 'model' is not a column of the file"):
         read_counts([path], by=["model"], columns=ColumnMap(item="task", passed="ok"))

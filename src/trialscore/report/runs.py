@@ -23,11 +23,12 @@ Verdict letters: ``p`` pass, ``f`` fail, ``b`` borderline (a failure between the
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from trialscore.results.columns import ColumnMap
 from trialscore.results.readers import RecordSource, read_counts
@@ -119,18 +120,20 @@ def _cases(counts: Any, trials: TrialColumns, detailed: bool) -> tuple[CaseTrial
     """One case per counted row (target and case), ordered by target, category and case id."""
     target = counts.group_values[counts.by.index("target")].tolist()
     starts = trials.starts.tolist()
-    costs = trials.cost.tolist()
+    known = ~np.isnan(trials.cost)
+    firsts = trials.starts[:-1]
+    sums = np.add.reduceat(np.where(known, trials.cost, 0.0), firsts).tolist() if known.size else []
+    priced = np.add.reduceat(known, firsts).tolist() if known.size else []
     cases = []
     for row, item in enumerate(counts.item.tolist()):
         start, stop = starts[row], starts[row + 1]
-        known = [cost for cost in costs[start:stop] if not math.isnan(cost)]
         cases.append(
             CaseTrials(
                 target[row],
                 trials.category[start],
                 str(item),
                 trials.verdicts[start:stop],
-                float(sum(known)) if known else None,
+                float(sums[row]) if priced[row] else None,
                 detailed=detailed,
                 trials=trials,
                 start=start,

@@ -338,8 +338,7 @@ class TrialSink:
         table = self._combine()
         trials = None
         if self._trials is not None:  # before the check below: a repeated trial is named where it is
-            sizes = integers(table["graded"]) + integers(table["errored"])
-            trials = self._trials.columns(self.con, self.by, sizes, check=not allow_repeated_trials)
+            trials = self._trials.columns(table, self.by, check=not allow_repeated_trials)
         if not allow_repeated_trials:
             _check_trial_indices(table, self.by, " and ".join(self.stats.sources), self.optional_groups)
         errored = int(integers(table["errored"]).sum())

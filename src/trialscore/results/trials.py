@@ -33,7 +33,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialscore.errors import EvaluationError
-from trialscore.results._columns import Columns, fetch, floats, register, strings
+from trialscore.results._columns import Columns, fetch, floats, integers, strings
 from trialscore.results.tally import Role, Scan, any_bad, group_value, quote_identifier
 
 __all__ = [
@@ -285,26 +285,29 @@ class TrialParts:
         self._parts.append(rows)
         self._where.append((label, locate))
 
-    def columns(
-        self, con: duckdb.DuckDBPyConnection, by: Sequence[str], sizes: NDArray[np.int64], check: bool
-    ) -> TrialColumns:
-        """Every input's trials in the order of the counts (group keys, item, then trial); the trials of
-        counted row ``r`` number ``sizes[r]``.  With ``check``, a repeated trial is an error naming it."""
+    def columns(self, counted: Columns, by: Sequence[str], check: bool) -> TrialColumns:
+        """Every input's trials in the order of the ``counted`` rows (the sink's sorted counts, with
+        their group columns ``g0, g1, ...``, ``item``, ``graded`` and ``errored``), each row's in trial
+        order.  With ``check``, a repeated trial is an error naming it."""
         groups = [f"g{index}" for index in range(len(by))]
         names = {name for part in self._parts for name in part}
         table: Columns = {}
         for name in names:
             table[name] = np.concatenate([_column(part, name) for part in self._parts])
-        keys = {name: table[name] for name in (*groups, "item", "trial", "part", "position")}
-        keys["idx"] = np.arange(len(keys["item"]), dtype=np.int64)
-        view = register(con, keys, (*groups, "item"))
-        order_by = ", ".join([*groups, "item"]) + " NULLS LAST, trial, part, position"
-        ranked = fetch(con, f"SELECT idx FROM {view} ORDER BY {order_by}")["idx"].astype(np.int64)
+        keys = (*groups, "item")
+        row_of = {
+            key: row for row, key in enumerate(zip(*(counted[name].tolist() for name in keys), strict=True))
+        }
+        of_trial = zip(*(table[name].tolist() for name in keys), strict=True)
+        rows = np.fromiter((row_of[key] for key in of_trial), np.int64, len(table["item"]))
+        trial = floats(table["trial"])
+        ranked = np.lexsort((table["position"], table["part"], trial, rows))
         table = {name: column[ranked] for name, column in table.items()}
+        sizes = integers(counted["graded"]) + integers(counted["errored"])
         if int(sizes.sum()) != len(ranked):  # pragma: no cover - every counted trial has a row
             raise AssertionError(f"{int(sizes.sum())} trials counted, {len(ranked)} read")
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-        trial = floats(table["trial"])
+        trial = trial[ranked]
         if check:
             self._check_repeated(table, by, trial, starts)
         return _columns(table, trial, starts, self.fields & names)

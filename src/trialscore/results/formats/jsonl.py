@@ -87,14 +87,34 @@ def _json_keys(path: Path, count: int = 1000) -> list[str]:
     """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance."""
     keys: dict[str, None] = {}
     nonblank = ((number, line) for number, line in lines(path, MAX_JSON_LINE_BYTES) if line.strip())
-    for number, line in itertools.islice(nonblank, count):
-        try:
-            value = parse_json(line.decode("utf-8", errors="replace"), f"{path} line {number}")
-        except EvaluationError:
-            continue
+    head = [
+        (number, line.decode("utf-8", errors="replace")) for number, line in itertools.islice(nonblank, count)
+    ]
+    for value in _objects(path, head):
         if isinstance(value, dict):
             keys.update(dict.fromkeys(value))
     return list(keys)
+
+
+def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
+    """The JSON value of each line that parses: all in one parse when each line is one ``{...}`` text
+    (no value can then straddle two lines), else line by line."""
+    texts = [text.strip() for _, text in head]
+    if all(text.startswith("{") and text.endswith("}") for text in texts):
+        try:
+            values = parse_json("[" + ",".join(texts) + "]", str(path))
+        except EvaluationError:
+            pass
+        else:
+            if isinstance(values, list) and len(values) == len(texts):
+                return values
+    out = []
+    for number, text in head:
+        try:
+            out.append(parse_json(text, f"{path} line {number}"))
+        except EvaluationError:
+            continue
+    return out
 
 
 def read(path: Path, sink: TrialSink) -> None:
