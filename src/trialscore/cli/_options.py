@@ -87,6 +87,14 @@ FLAGS = {
     "columns.threshold": "--threshold",
     "columns.cluster": "--cluster-col",
     "run_suite(out=...)": "`trialscore run --out`",
+    "store": "--store",
+    "adaptive": "--adaptive",
+    "baseline": "--baseline",
+    "fail_under": "--fail-under",
+    "fail_on": "--fail-on",
+    "max_error_rate": "--max-error-rate",
+    "retries": "--retries",
+    "trials": "--trials",
     "estimand='items'": "--estimand items",
 }
 

@@ -38,7 +38,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from trialscore._words import plural
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.counts import ItemCounts
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import AdaptiveRule, Scheduler, Unit, stopped_result
@@ -718,7 +718,9 @@ def _session_settings(suite: Suite, options: RunOptions, store: TrialStore) -> t
             settings["adaptive"] = rule.to_dict()
         if options.comparison is not None:
             if rule is None:
-                raise EvaluationError("comparing with a baseline while running needs adaptive (--adaptive)")
+                raise EvaluationError(
+                    f"comparing with a baseline while running needs adaptive ({parameter('adaptive')})"
+                )
             settings["adaptive"]["comparison"] = options.comparison.to_dict()
         out_dir = (options.out_dir or store.path.parent / "runs" / run_id).resolve()
         info = RunInfo(
