@@ -289,15 +289,10 @@ class TrialSink:
         return part
 
     def scan(
-        self,
-        label: str,
-        relation: str,
-        locate: Callable[[int], str],
-        types: dict[str, str] | None = None,
-        records: bool = False,
+        self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
     ) -> None:
         """Count a long-format relation (a file DuckDB reads, or registered columns) and keep it."""
-        self.keep(label, self.count(label, relation, locate, types, records))
+        self.keep(label, self.count(label, relation, locate, types))
 
     def scan_table(self, label: str, long: LongTable) -> None:
         """Count trial rows built in Python, plus the input it skipped before they became rows."""

@@ -132,16 +132,17 @@ def read(path: Path, sink: TrialSink) -> None:
     def locate(index: int) -> str:
         return f"line {nonblank_line_number(path, index)}"
 
-    def relation(options: str = "") -> str:
-        return f"read_json({source}, format='newline_delimited', columns={columns}{options})"
+    def scan(options: str = "") -> None:
+        relation = f"read_json({source}, format='newline_delimited', columns={columns}{options})"
+        sink.keep(label, sink.count(label, relation, locate, types, records))
 
     try:
-        sink.scan(label, relation(), locate, types, records)
+        scan()
     except EngineError as exc:
         malformed, longest, longest_line = _first_bad_json_line(path)
         if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
             # Every line is a JSON object, one is longer than DuckDB reads by default: read with room for it.
-            sink.scan(label, relation(f", maximum_object_size={longest + 1024}"), locate, types, records)
+            scan(f", maximum_object_size={longest + 1024}")
             return
         if malformed is None:
             malformed = f"{label} (longest line {longest_line}): cannot read as JSON Lines: {exc.reason}"
@@ -150,5 +151,5 @@ def read(path: Path, sink: TrialSink) -> None:
                 f"{template(malformed)} ({parameter('skip_invalid')} skips and counts bad lines)"
             ) from exc
         earlier = sink.stats.first_skipped
-        sink.scan(label, relation(", ignore_errors=true"), locate, types, records)
+        scan(", ignore_errors=true")
         sink.name_first_skipped(earlier, malformed)
