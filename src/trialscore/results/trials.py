@@ -294,19 +294,14 @@ class TrialParts:
         table: Columns = {}
         for name in names:
             table[name] = np.concatenate([_column(part, name) for part in self._parts])
-        keys = (*groups, "item")
-        row_of = {
-            key: row for row, key in enumerate(zip(*(counted[name].tolist() for name in keys), strict=True))
-        }
-        of_trial = zip(*(table[name].tolist() for name in keys), strict=True)
-        rows = np.fromiter((row_of[key] for key in of_trial), np.int64, len(table["item"]))
         trial = floats(table["trial"])
-        ranked = np.lexsort((table["position"], table["part"], trial, rows))
+        keys = [_ranks(table[name]) for name in reversed((*groups, "item"))]
+        ranked = np.lexsort((table["position"], table["part"], trial, *keys))
         table = {name: column[ranked] for name, column in table.items()}
         sizes = integers(counted["graded"]) + integers(counted["errored"])
-        if int(sizes.sum()) != len(ranked):  # pragma: no cover - every counted trial has a row
-            raise AssertionError(f"{int(sizes.sum())} trials counted, {len(ranked)} read")
         starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        if len(ranked) != starts[-1] or (table["item"][starts[:-1]] != counted["item"]).any():
+            raise AssertionError("the trials read are not those counted")  # pragma: no cover
         trial = trial[ranked]
         if check:
             self._check_repeated(table, by, trial, starts)
@@ -346,6 +341,14 @@ def counted_rows(
         "letter": strings(list(letters)),
         "position": np.arange(int(sizes.sum()), dtype=np.int64),
     }
+
+
+def _ranks(column: NDArray[np.generic]) -> NDArray[np.int64]:
+    """Each value's rank among the column's distinct values in the counts' order (text, nulls last)."""
+    values = column.tolist()
+    distinct = sorted(set(values), key=lambda value: (value is None, "" if value is None else value))
+    rank = {value: index for index, value in enumerate(distinct)}
+    return np.fromiter(map(rank.__getitem__, values), np.int64, len(values))
 
 
 def _column(part: Columns, name: str) -> NDArray[np.generic]:

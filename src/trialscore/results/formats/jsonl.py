@@ -83,17 +83,18 @@ def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
     return None, longest, longest_line
 
 
-def _json_keys(path: Path, count: int = 1000) -> list[str]:
-    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance."""
+def _json_keys(path: Path, count: int = 1000) -> tuple[list[str], bool]:
+    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance, and
+    whether the first of them is a trial record (it has every key of one)."""
     keys: dict[str, None] = {}
     nonblank = ((number, line) for number, line in lines(path, MAX_JSON_LINE_BYTES) if line.strip())
     head = [
         (number, line.decode("utf-8", errors="replace")) for number, line in itertools.islice(nonblank, count)
     ]
-    for value in _objects(path, head):
-        if isinstance(value, dict):
-            keys.update(dict.fromkeys(value))
-    return list(keys)
+    objects = [value for value in _objects(path, head) if isinstance(value, dict)]
+    for value in objects:
+        keys.update(dict.fromkeys(value))
+    return list(keys), bool(objects) and _RECORD_KEYS <= objects[0].keys()
 
 
 def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
@@ -120,8 +121,7 @@ def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
 def read(path: Path, sink: TrialSink) -> None:
     """Count the trial rows of a JSON Lines file: the runner's trial records are held to their rules."""
     label = str(path)
-    names = _json_keys(path)
-    records = _RECORD_KEYS <= set(_json_keys(path, 1))
+    names, records = _json_keys(path)
     if not names:
         malformed, _, _ = _first_bad_json_line(path)
         raise EvaluationError(malformed or f"{label}: no JSON object among the first 1000 non-blank lines")
