@@ -18,9 +18,23 @@
 
 >>> issubclass(EvaluationError, ValueError), issubclass(StoreError, ValueError)
 (True, False)
+
+A message that names a parameter of the library (``skip_invalid``, ``by``, ``columns.item``)
+marks it with :func:`parameter`: the message says the parameter's name, and a caller with its own
+words for it (the command line's flags) rewords it with :meth:`Worded.words`, so the library never
+names a command-line flag and the command line never parses a message:
+
+>>> error = EvaluationError(f"t.csv line 3: bad row ({parameter('skip_invalid')} skips and counts them)")
+>>> str(error)
+'t.csv line 3: bad row (skip_invalid skips and counts them)'
+>>> error.args[0].words({"skip_invalid": "--skip-invalid"})
+'t.csv line 3: bad row (--skip-invalid skips and counts them)'
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping
 
 __all__ = [
     "EvaluationError",
@@ -33,11 +47,75 @@ __all__ = [
     "TargetError",
     "TransientTargetError",
     "TrialscoreError",
+    "Worded",
+    "parameter",
+    "template",
+    "worded",
 ]
+
+#: Brackets a parameter's name in a message template (a control character no message holds).
+_MARK = "\x1f"
+_PARAMETER = re.compile(f"{_MARK}([^{_MARK}]+){_MARK}")
+
+
+def parameter(name: str) -> str:
+    """``name``, a library parameter (``skip_invalid``, ``columns.item``), marked in a message so that a
+    caller can word it its own way (see :class:`Worded`)."""
+    return f"{_MARK}{name}{_MARK}"
+
+
+class Worded(str):
+    """A message naming library parameters: its text names each by its name; :meth:`words` by the
+    caller's words for it.  ``template`` keeps the marks of :func:`parameter`.
+
+    >>> note = worded(f"scored per scorer; {parameter('scorer')} NAME picks one")
+    >>> note, note.words({"scorer": "--scorer"}), note.parameters
+    ('scored per scorer; scorer NAME picks one', 'scored per scorer; --scorer NAME picks one', ('scorer',))
+    """
+
+    template: str
+
+    def __new__(cls, template: str) -> Worded:
+        text = super().__new__(cls, _PARAMETER.sub(lambda match: match.group(1), template))
+        text.template = template
+        return text
+
+    def __reduce__(self) -> tuple[type[Worded], tuple[str]]:
+        return (Worded, (self.template,))
+
+    @property
+    def parameters(self) -> tuple[str, ...]:
+        """The parameters the message names, in order."""
+        return tuple(_PARAMETER.findall(self.template))
+
+    def words(self, names: Mapping[str, str]) -> str:
+        """The message with each parameter in ``names`` said as ``names`` says it."""
+        return _PARAMETER.sub(lambda match: names.get(match.group(1), match.group(1)), self.template)
+
+
+def worded(text: str) -> str:
+    """``text`` as a :class:`Worded` message when it marks a parameter, else as it is."""
+    return Worded(text) if _MARK in text else text
+
+
+def template(text: object) -> str:
+    """The template of a message (its parameters marked), to build a longer message from it: an
+    error's or a :class:`Worded` text's, or any other text as it is.
+
+    >>> template(EvaluationError(f"bad ({parameter('by')})")) == f"bad ({parameter('by')})"
+    True
+    """
+    if isinstance(text, BaseException):
+        text = text.args[0] if len(text.args) == 1 else str(text)
+    return text.template if isinstance(text, Worded) else str(text)
 
 
 class TrialscoreError(Exception):
-    """Base of every exception trialscore raises on purpose."""
+    """Base of every exception trialscore raises on purpose; a message naming a :func:`parameter` is
+    kept as a :class:`Worded` text."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(worded(arg) if isinstance(arg, str) else arg for arg in args))
 
 
 class EvaluationError(TrialscoreError, ValueError):

@@ -174,3 +174,31 @@ def test_an_unset_group_value_is_said_not_shown_as_a_python_repr(tmp_path: Path)
     result = runner.invoke(app, ["score", str(path), "--by", "target"])
     assert result.exit_code == 2
     assert "item 'a' (target not set) has 10 trials" in result.output and "None" not in result.output
+
+
+def test_every_library_parameter_a_message_names_has_its_flag_and_the_library_says_no_flag(
+    tmp_path: Path,
+) -> None:
+    from trialscore.cli._options import FLAGS
+
+    source = Path(render.__file__).parents[1]
+    named = {
+        match.group(2)
+        for path in source.rglob("*.py")
+        for match in re.finditer(r"parameter\((['\"])(.+?)\1\)", path.read_text(encoding="utf-8"))
+        if "cli" not in path.relative_to(source).parts
+    }
+    assert named and not named - FLAGS.keys(), sorted(named - FLAGS.keys())
+    # the library says the parameter, the command line its flag, of the same error
+    from trialscore.errors import EvaluationError
+    from trialscore.results import ColumnMap, read_counts
+
+    path = tmp_path / "t.csv"
+    path.write_text("task,ok\nq1,1\n")
+    with pytest.raises(EvaluationError, match=r"^columns\.item 'nope' is not a column of the file"):
+        read_counts([path], columns=ColumnMap(item="nope"))
+    result = runner.invoke(app, ["score", str(path), "--item-col", "nope"])
+    assert result.exit_code == 2
+    assert (
+        "error: --item-col 'nope' is not a column of the file; the file has columns task, ok" in result.output
+    )

@@ -252,7 +252,7 @@ def test_an_unknown_name_is_answered_with_the_nearest_everywhere(tmp_path: Path)
     for command in (["score", str(path)], ["rank", str(path)], ["compare", str(path), str(path)]):
         result = CliRunner().invoke(app, [*command, "--by", "target", "--metric", "maj@kk", "--k", "2"])
         assert result.exit_code == 2 and "(did you mean 'maj@k'?)" in result.output, result.output
-    with pytest.raises(EvaluationError, match=r"--fail-under 'avgg=0\.5': .*\(did you mean 'avg'\?\)"):
+    with pytest.raises(EvaluationError, match=r"fail_under 'avgg=0\.5': .*\(did you mean 'avg'\?\)"):
         parse_threshold("avgg=0.5")
 
 

@@ -13,7 +13,8 @@ from tests.report.conftest import write_trials
 from trialscore.errors import EvaluationError
 from trialscore.report import ReportSettings, build_report
 from trialscore.report.render import safe_json
-from trialscore.report.runs import OUTPUT_CHARS, read_run
+from trialscore.report.runs import read_run
+from trialscore.results.trials import OUTPUT_CHARS
 
 PAYLOADS = (
     "<script>window.__pwned=1</script>",
@@ -290,34 +291,71 @@ def _seen(run: object) -> list[object]:
     return [(c.target, c.category, c.case_id, c.verdicts, c.cost, c.details) for c in cases]
 
 
-def test_duckdb_and_python_readings_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from trialscore.report import runs
+def _oracle(path: Path) -> list[object]:
+    """The cases of a trial-record file read line by line in Python, as the report shows them."""
+    from trialscore.results.trials import TrialDetail
 
+    def number(value: object) -> float | None:
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    def cut(value: object) -> str | None:
+        return None if value is None else str(value)[:OUTPUT_CHARS]
+
+    cases: dict[tuple[object, str], list[dict[str, object]]] = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            row = json.loads(line)
+            cases.setdefault((row.get("target"), row["case_id"]), []).append(row)
+    seen = []
+    for (target, case), rows in cases.items():
+        rows.sort(key=lambda row: row["trial"])  # type: ignore[arg-type, return-value]
+        letters = "".join(
+            {"pass": "p", "fail": "f", "borderline": "b", "error": "e"}[r["verdict"]] for r in rows
+        )  # type: ignore[index]
+        costs = [number(row.get("cost_usd")) for row in rows]
+        known = [cost for cost in costs if cost is not None]
+        details = [
+            TrialDetail(
+                row["trial"],  # type: ignore[arg-type]
+                row["verdict"],  # type: ignore[arg-type]
+                number(row.get("score")),
+                number(row.get("cost_usd")),
+                number(row.get("latency_s")),
+                cut(row.get("output")),
+                len(row["output"]) if isinstance(row.get("output"), str) else 0,  # type: ignore[arg-type]
+                cut(row.get("error")),
+                tuple(
+                    (g["name"], number(g.get("score")), g.get("passed"), cut(g.get("reason")))
+                    for g in row.get("grader_results") or []  # type: ignore[attr-defined]
+                ),
+                row.get("started_at"),  # type: ignore[arg-type]
+            )
+            for row in rows
+        ]
+        category = rows[0].get("category")
+        seen.append((target, category, case, letters, sum(known) if known else None, details))
+    return sorted(seen, key=lambda c: (c[0] or "", c[1] or "", c[2], c[0] is not None))  # type: ignore[operator]
+
+
+def test_the_reader_gives_each_record_as_written(tmp_path: Path) -> None:
     path = _mixed_records(tmp_path / "t.jsonl")
-    assert runs._duckdb_rows(path, True) is not None  # the fast reading is the one compared
-    fast = read_run(path)
-    fast_html = build_report([fast])
-    monkeypatch.setattr(runs, "_duckdb_rows", lambda *_: None)
-    slow = read_run(path)
-    assert _seen(fast) == _seen(slow)
-    assert (fast.run_id, fast.suite, fast.started, fast.rows_read) == (
-        slow.run_id,
-        slow.suite,
-        slow.started,
-        slow.rows_read,
-    )
-    assert fast_html == build_report([slow])
-    # the raw U+2028 inside an output is text, not a line break (each reading gives 18 trials)
-    assert fast.rows_read == 18 and any("\u2028" in (d.output or "") for c in fast.cases for d in c.details)
+    run = read_run(path)
+    seen = _seen(run)
+    expected = _oracle(path)
+    assert [case[:4] for case in seen] == [case[:4] for case in expected]
+    assert [case[5] for case in seen] == [case[5] for case in expected]
+    assert [case[4] for case in seen] == pytest.approx([case[4] for case in expected])
+    assert (run.run_id, run.suite, run.started, run.rows_read) == ("r1", None, "2025-01-01T10:00:00Z", 18)
+    assert build_report([run]) == build_report([path])
+    # the raw U+2028 inside an output is text, not a line break (18 trials)
+    assert any("\u2028" in (d.output or "") for c in run.cases for d in c.details)
     # without detail: the same verdicts, no trial detail
     bare = read_run(path, detail=False)
-    assert [c.verdicts for c in bare.cases] == [c.verdicts for c in fast.cases]
+    assert [c.verdicts for c in bare.cases] == [c.verdicts for c in run.cases]
     assert not bare.detailed and bare.cases[0].details == []
 
 
-def test_lines_duckdb_would_read_differently_are_read_in_python(tmp_path: Path) -> None:
-    from trialscore.report import runs
-
+def test_lines_of_every_shape_are_read_as_score_reads_them(tmp_path: Path) -> None:
     plain = _record("a", 0, "pass", target="m")
     cases = {
         "bom": "\ufeff" + json.dumps(plain) + "\n",
@@ -331,18 +369,14 @@ def test_lines_duckdb_would_read_differently_are_read_in_python(tmp_path: Path) 
     for name, text in cases.items():
         path = tmp_path / f"{name}.jsonl"
         path.write_text(text, encoding="utf-8")
-        assert runs._duckdb_rows(path, True) is None, name
-    path = tmp_path / "plain.jsonl"
-    path.write_text(json.dumps(plain) + "\n", encoding="utf-8")
-    assert runs._duckdb_rows(path, True) is not None
-    # DuckDB compares a field's JSON text as it writes it back: an escaped verdict is still "pass"
+    # a field's escaped JSON text reads as its value: an escaped verdict is still "pass"
     escaped = tmp_path / "escaped.jsonl"
     escaped.write_text(json.dumps(plain).replace('"verdict": "pass"', '"verdict": "\\u0070ass"'))
-    assert "u0070" in escaped.read_text() and runs._duckdb_rows(escaped, True) is not None
+    assert "u0070" in escaped.read_text()
     assert read_run(escaped).cases[0].verdicts == "p"
-    # read in Python, each file gives what it gave before: a valid record, or an error naming its line
+    # each file gives a valid record, or an error naming its line
     assert read_run(tmp_path / "bom.jsonl").cases[0].verdicts == "p"
-    assert read_run(tmp_path / "number target.jsonl").cases[0].target == 5  # type: ignore[comparison-overlap]
+    assert read_run(tmp_path / "number target.jsonl").cases[0].target == "5"  # as score groups it: target=5
     assert read_run(tmp_path / "graders not a list.jsonl").cases[0].details[0].graders == ()
     for name in ("empty case id", "float trial"):
         with pytest.raises(EvaluationError, match=rf"{name}\.jsonl line 1: TrialRecord field"):
@@ -354,15 +388,12 @@ def test_lines_duckdb_would_read_differently_are_read_in_python(tmp_path: Path) 
     assert skipped.first_skipped is not None and "an array.jsonl line 2" in skipped.first_skipped
 
 
-def test_a_repeated_trial_names_its_line_in_either_reading(tmp_path: Path) -> None:
-    from trialscore.report import runs
-
+def test_a_repeated_trial_names_its_line_whatever_else_the_file_holds(tmp_path: Path) -> None:
     rows = [_record("a", 0, "pass"), _record("b", 0, "fail"), _record("a", 0, "fail")]
     fast = tmp_path / "fast.jsonl"
     fast.write_text("\n" + json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1]) + "\n\n" + json.dumps(rows[2]))
     slow = tmp_path / "slow.jsonl"
     slow.write_text(fast.read_text() + "\n{bad\n")
-    assert runs._duckdb_rows(fast, True) is not None and runs._duckdb_rows(slow, True) is None
     for path in (fast, slow):
         with pytest.raises(
             EvaluationError, match=rf"{path.name} line 6: case 'a' \(target None\) has trial 0 twice"

@@ -96,7 +96,7 @@ def test_two_scorers_are_scored_apart_and_named_with_the_scorer_hint(tmp_path: P
     assert counts.by == ("scorer",)
     assert by_item(counts) == _own_counts(log)
     assert {key[0] for key in by_item(counts)} == {"match", "includes"}
-    assert "scored per scorer: the inputs hold 2 scorers (includes, match); --scorer NAME picks one" in (
+    assert "scored per scorer: the inputs hold 2 scorers (includes, match); scorer NAME picks one" in (
         counts.stats.notes
     )
     report = score_json(str(tmp_path / "logs"))
@@ -123,7 +123,7 @@ def test_an_eval_set_scores_each_task_and_a_parent_folder_is_read_recursively(tm
     assert counts.by == ("suite",)
     own = {key[1:]: value for log in (first, second) for key, value in _own_counts(log, task=True).items()}
     assert by_item(counts) == own
-    assert "grouped by suite: the inputs hold 2 suites (tasks) (add, double) (--by chooses the groups)" in (
+    assert "grouped by suite: the inputs hold 2 suites (tasks) (add, double) (by chooses the groups)" in (
         counts.stats.notes
     )
     assert len(counts.stats.sources) == 2

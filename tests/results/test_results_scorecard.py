@@ -74,7 +74,7 @@ def test_proportion_intervals_only_for_pass_rates(bank):
     interval = metric_interval(single, MetricSpec("avg"), "wilson")
     assert interval == proportion_interval(int(single.c.sum()), bank.items, 0.95, "wilson")
     assert metric_interval(single, MetricSpec("pass@k", 1), "jeffreys").method == "jeffreys"
-    with pytest.raises(EvaluationError, match="fits avg or a k = 1 metric, not pass@2; use --ci bootstrap"):
+    with pytest.raises(EvaluationError, match="fits avg or a k = 1 metric, not pass@2; use ci bootstrap"):
         metric_interval(bank, MetricSpec("pass@k", 2), "wilson")
     with pytest.raises(EvaluationError, match="ci must be one of"):
         metric_interval(bank, MetricSpec("avg"), "magic")
@@ -123,8 +123,8 @@ def test_pooled_intervals_refuse_multi_trial_items_and_name_the_design_effect():
     message = str(error.value)
     p = 11 / 17
     want = np.var([0, 0, 11 / 15], ddof=1) / 3 / (p * (1 - p) / 17)
-    assert f"design effect is {want:.3g}" in message and "--ci wilson" in message
-    assert "up to 15 trials" in message and "--ci auto" in message
+    assert f"design effect is {want:.3g}" in message and message.startswith("ci wilson pools all trials")
+    assert "up to 15 trials" in message and "Use the default ci auto," in message
     # items that differ, 4 of 4 or 0 of 4: (1/3) / 4 over (1/4) / 16 = 16/3
     split = Bank.from_counts([4, 4, 4, 4], [4, 4, 0, 0])
     with pytest.raises(EvaluationError, match=r"design effect is 5\.33 "):

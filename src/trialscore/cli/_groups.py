@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from trialscore._words import plural
+from trialscore.cli._options import error_text
 from trialscore.errors import InsufficientDataError
 
 __all__ = ["Untested", "judge_each", "reason"]
@@ -33,7 +34,7 @@ T = TypeVar("T")
 def reason(error: InsufficientDataError) -> str:
     """What was too small, in the command line's words (the library's message where it says it best)."""
     if error.got is None or error.needed is None:
-        return str(error)
+        return error_text(error)
     if error.unit == "items":
         return f"{plural(error.got, 'case')} in both runs; the paired test needs at least {error.needed}"
     if error.unit == "pilot items":
@@ -47,7 +48,7 @@ def reason(error: InsufficientDataError) -> str:
             f"needs {error.needed} scored trials of every case; the fewest is {error.got}{case} "
             "(errored trials do not count)"
         )
-    return str(error)
+    return error_text(error)
 
 
 @dataclass(frozen=True)

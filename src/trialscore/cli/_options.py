@@ -4,6 +4,10 @@ The reading options (which column holds what, how invalid rows and errored trial
 treated) are one :class:`ReadOptions` value.  :func:`reading_options` adds them to a
 command's signature, so each reading command declares ``read: ReadOptions`` and nothing
 else; :func:`read_counts` turns them into per-group counts.
+
+The library's messages name its parameters (``skip_invalid``, ``columns.item``, see
+:func:`trialscore.errors.parameter`); the command line says them with its flags (:data:`FLAGS`,
+applied by :func:`flagged` to every error, warning, note and output it prints).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from rich.markup import escape
 from trialscore._words import plural
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_CANT_CREATE, EXIT_NOT_JUDGED, EXIT_STORE_FAILED, errors
 from trialscore.core.metrics import metric_names
-from trialscore.errors import EvaluationError, OutputError, StoreError
+from trialscore.errors import EvaluationError, OutputError, StoreError, Worded
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -32,6 +36,7 @@ if TYPE_CHECKING:
     from trialscore.results.readers import RecordSource
 
 __all__ = [
+    "FLAGS",
     "JSON_VERSION",
     "METRIC_NAMES",
     "AllowPartialOpt",
@@ -47,6 +52,8 @@ __all__ = [
     "TauOpt",
     "bad_input",
     "default_ks",
+    "error_text",
+    "flagged",
     "group_map",
     "parse_ks",
     "read_counts",
@@ -63,6 +70,58 @@ JSON_VERSION = 1
 
 #: The metric names of the registry, for the help of every --metric option.
 METRIC_NAMES = ", ".join(metric_names())
+
+#: The flag of each library parameter a message names (see :func:`trialscore.errors.parameter`).
+FLAGS = {
+    "by": "--by",
+    "skip_invalid": "--skip-invalid",
+    "allow_repeated_trials": "--allow-repeated-trials",
+    "scorer": "--scorer",
+    "errors": "--errors",
+    "ci": "--ci",
+    "columns.item": "--item-col",
+    "columns.trial": "--trial-col",
+    "columns.passed": "--pass-col",
+    "columns.score": "--score-col",
+    "columns.verdict": "--verdict-col",
+    "columns.threshold": "--threshold",
+    "columns.cluster": "--cluster-col",
+    "run_suite(out=...)": "`trialscore run --out`",
+    "store": "--store",
+    "adaptive": "--adaptive",
+    "baseline": "--baseline",
+    "fail_under": "--fail-under",
+    "fail_on": "--fail-on",
+    "max_error_rate": "--max-error-rate",
+    "retries": "--retries",
+    "trials": "--trials",
+    "estimand='items'": "--estimand items",
+}
+
+T = TypeVar("T")
+
+
+def flagged(value: T) -> T:
+    """``value`` with every library message in it (a :class:`~trialscore.errors.Worded` text, in lists,
+    tuples and dicts too) said with the command line's flags.
+
+    >>> from trialscore.errors import parameter, worded
+    >>> flagged({"notes": [worded(f"{parameter('by')} chooses the groups")], "n": 3})
+    {'notes': ['--by chooses the groups'], 'n': 3}
+    """
+    if isinstance(value, Worded):
+        return value.words(FLAGS)  # type: ignore[return-value]
+    if isinstance(value, dict):
+        return {key: flagged(item) for key, item in value.items()}  # type: ignore[return-value]
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(flagged(item) for item in value)
+    return value
+
+
+def error_text(error: BaseException) -> str:
+    """An error's message in the command line's words (its flags)."""
+    message = error.args[0] if len(error.args) == 1 else str(error)
+    return flagged(message) if isinstance(message, Worded) else str(error)
 
 
 class OutputFormat(str, Enum):
@@ -254,13 +313,13 @@ def bad_input() -> Iterator[None]:
     try:
         yield
     except EvaluationError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(error_text(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     except StoreError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(error_text(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_STORE_FAILED) from exc
     except OutputError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(error_text(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_CANT_CREATE) from exc
 
 
@@ -296,7 +355,7 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
     """Warn on stderr that ``rows`` invalid rows were skipped, naming the first."""
     if rows:
         errors.print(
-            f"warning: skipped {plural(rows, 'invalid row')}; first: {first}",
+            f"warning: skipped {plural(rows, 'invalid row')}; first: {flagged(first)}",
             markup=False,
             highlight=False,
             soft_wrap=True,
@@ -308,7 +367,7 @@ def _warn_skipped(counts: ItemCounts) -> None:
     for run in counts.stats.partial:
         errors.print(f"warning: {run.message}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
-        errors.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        errors.print(f"note: {flagged(note)}", markup=False, highlight=False, soft_wrap=True)
 
 
 def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:

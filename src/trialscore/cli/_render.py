@@ -26,7 +26,7 @@ import typer
 from rich.text import Text
 
 from trialscore.cli._app import console
-from trialscore.cli._options import OutputFormat
+from trialscore.cli._options import OutputFormat, flagged
 from trialscore.terminal import fitted_table, verdict
 
 __all__ = ["Change", "Report", "Section", "cell", "markdown", "render"]
@@ -57,6 +57,10 @@ class Section:
     lead: str = ""
     notes: Sequence[str] = ()
 
+    def __post_init__(self) -> None:  # the library's messages in it, said with the command line's flags
+        for name in ("rows", "lead", "notes"):
+            object.__setattr__(self, name, flagged(getattr(self, name)))
+
 
 @dataclass(frozen=True)
 class Report:
@@ -69,6 +73,10 @@ class Report:
     sections: Sequence[Section]
     footer: Sequence[str] = ()
     flat: Section | None = field(default=None)
+
+    def __post_init__(self) -> None:  # the library's messages in it, said with the command line's flags
+        for name in ("payload", "footer"):
+            object.__setattr__(self, name, flagged(getattr(self, name)))
 
 
 def cell(value: object, digits: int = 4) -> str:

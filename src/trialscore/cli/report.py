@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import tempfile
-from dataclasses import replace
 from datetime import date
 from enum import Enum
 from pathlib import Path
@@ -50,20 +47,16 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
     if path.exists():
         run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer)
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
+        from trialscore.report.drawer import asked_of
         from trialscore.results.readers import RecordSource
         from trialscore.runner.history import resolve_inputs
 
         (source,) = resolve_inputs([path], read.store, read.suite)
         assert isinstance(source, RecordSource)
-        with tempfile.TemporaryDirectory(prefix="trialscore-") as folder:
-            trials = Path(folder) / "trials.jsonl"
-            trials.write_text("".join(record.model_dump_json() + "\n" for record in source.records))
-            if detail:  # what each case asked and expected, from the suite the store kept
-                asked = _stored_cases(read.store, source.label.removeprefix("run "))
-                (Path(folder) / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in asked))
-            run = read_run(trials, columns, read.skip_invalid, label=source.label, detail=detail)
-        if source.partial is not None:
-            run = replace(run, partial=(*run.partial, source.partial.message))
+        asked = None
+        if detail:  # what each case asked and expected, from the suite the store kept
+            asked = asked_of(_stored_cases(read.store, source.label.removeprefix("run ")))
+        run = read_run(source, columns, read.skip_invalid, detail=detail, asked=asked)
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
     for note in run.partial:
         errors.print(f"warning: {note}", markup=False, highlight=False, soft_wrap=True)

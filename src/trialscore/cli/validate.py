@@ -10,6 +10,7 @@ from rich.markup import escape
 
 from trialscore._words import plural
 from trialscore.cli._app import EXIT_BAD_INPUT, app, console, errors
+from trialscore.cli._options import error_text
 from trialscore.errors import EvaluationError
 
 __all__ = ["validate"]
@@ -26,7 +27,7 @@ def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]
     try:
         loaded = load_suite(suite)
     except EvaluationError as exc:
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(f"[red]error:[/red] {escape(error_text(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_BAD_INPUT) from exc
     trials = sum(loaded.settings_for(case).trials for case in loaded.cases) * len(loaded.evaluated_targets)
     console.print(

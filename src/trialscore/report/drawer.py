@@ -9,45 +9,53 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from trialscore.report.runs import CaseTrials, Grader, TrialColumns
+from trialscore.report.runs import CaseTrials
+from trialscore.results.formats._text import lines
+from trialscore.results.trials import OUTPUT_CHARS, Grader, TrialColumns
 
-__all__ = ["Drawer", "asked", "read_asked"]
+__all__ = ["Drawer", "asked", "asked_of", "read_asked"]
+
+
+def asked_of(cases: Iterable[object]) -> dict[str, tuple[object, object]]:
+    """Case id -> (input, expected) of case records (``cases.jsonl``'s objects); anything that is not a
+    case record with an ``eval_id`` and an ``input`` is passed over (the first of an id is kept).
+
+    >>> asked_of([{"eval_id": "add", "input": {"a": 2}, "expected": 4}, {"eval_id": "x"}, [1]])
+    {'add': ({'a': 2}, 4)}
+    """
+    out: dict[str, tuple[object, object]] = {}
+    for data in cases:
+        if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
+            out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
+    return out
 
 
 def read_asked(path: Path) -> dict[str, tuple[object, object]]:
     """Case id -> (input, expected) from a run's ``cases.jsonl`` beside its trials (``trialscore run``
-    writes both); none when there is no such file.  A line that is not a case record with an
-    ``eval_id`` is passed over: the file only adds what the drawer shows."""
+    writes both); none when there is no such file.  A line that does not parse is passed over: the
+    file only adds what the drawer shows (a line too long to read is an error naming it)."""
     if not path.is_file():
         return {}
-    out: dict[str, tuple[object, object]] = {}
-    with path.open("r", encoding="utf-8-sig") as handle:
-        for line in handle:
-            data = _line(line)
-            if isinstance(data, dict) and isinstance(data.get("eval_id"), str) and "input" in data:
-                out.setdefault(data["eval_id"], (data.get("input"), data.get("expected")))
-    return out
+    return asked_of(_line(line) for _, line in lines(path))
 
 
-def _line(line: str) -> object:
+def _line(line: bytes) -> object:
     try:
         return json.loads(line) if line.strip() else None
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
 def _text(value: object) -> str | list[Any] | None:
     """A case's input or expected value as the drawer shows it: text (JSON when not a string), cut
-    to :data:`~trialscore.report.runs.OUTPUT_CHARS` as ``[text, full length]``."""
-    from trialscore.report.runs import OUTPUT_CHARS
-
+    to :data:`~trialscore.results.trials.OUTPUT_CHARS` as ``[text, full length]``."""
     if value is None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -30,13 +30,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date
 from typing import Any
 
 import numpy as np
 
 from trialscore._words import plural
 from trialscore.errors import EvaluationError
+from trialscore.report._numbers import money, number, percent, run_start, signed
 from trialscore.report._svg import Series, line_chart
 from trialscore.report.drawer import Drawer, asked
 from trialscore.report.runs import CaseTrials, RunData
@@ -54,52 +55,6 @@ class ReportSettings:
     errors: ErrorPolicy = "exclude"
     alpha: float = 0.05
     dates: tuple[date, ...] | None = None
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    """A number for the page: fixed significant digits, '—' when unknown."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "—"
-    return f"{value:.{digits}g}"
-
-
-def _when(started: str | None) -> str:
-    """When a run started, for the header: ``2026-11-25 13:24 UTC`` from an ISO timestamp.
-
-    >>> _when("2026-11-25T13:24:00.896900Z"), _when("2026-11-25T15:24:00+02:00"), _when("2026-11-25")
-    ('2026-11-25 13:24 UTC', '2026-11-25 13:24 UTC', '2026-11-25')
-    >>> _when(None), _when("last tuesday")
-    ('—', 'last tuesday')
-    """
-    if not started:
-        return "—"
-    try:
-        moment = datetime.fromisoformat(started)
-    except ValueError:
-        return started
-    if len(started) <= 10:
-        return moment.date().isoformat()
-    if moment.tzinfo is None:
-        return moment.strftime("%Y-%m-%d %H:%M")
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
-def _money(value: float | None) -> str:
-    return "—" if value is None else f"${value:.4f}" if value < 100 else f"${value:,.0f}"
-
-
-def _signed(value: float, decimals: int = 2) -> str:
-    """A change of pass rate: signed, fixed decimals, no sign on a zero, so float noise reads zero.
-
-    >>> _signed(-0.3), _signed(0.05), _signed(4.2e-18), _signed(-0.0736, 3)
-    ('-0.30', '+0.05', '0.00', '-0.074')
-    """
-    text = f"{value:+.{decimals}f}"
-    return text[1:] if float(text) == 0 else text
 
 
 def _counted(case: CaseTrials, errors: ErrorPolicy) -> str:
@@ -211,7 +166,7 @@ class _Grouper:
 
 
 def _interval_view(interval: Any) -> dict[str, str]:
-    return {"estimate": _f(interval.estimate), "low": _f(interval.low), "high": _f(interval.high)}
+    return {"estimate": number(interval.estimate), "low": number(interval.low), "high": number(interval.high)}
 
 
 def _interval_note(metrics: Sequence[Any]) -> str:
@@ -290,7 +245,7 @@ def _curves(groups: dict[str, GroupCounts], settings: ReportSettings) -> list[di
                 [
                     metric,
                     *(
-                        f"{_f(float(v))} [{_f(b.low)}, {_f(b.high)}]"
+                        f"{number(float(v))} [{number(b.low)}, {number(b.high)}]"
                         for v, b in zip(values, bands, strict=True)
                     ),
                 ]
@@ -364,18 +319,20 @@ def _case_rows(
                 "n": n,
                 "errored": case.errored,
                 "rate": rate,
-                "rate_text": _pct(rate),
+                "rate_text": percent(rate),
                 "low": None if interval is None else interval.low,
-                "interval": "" if interval is None else f"[{_pct(interval.low)}, {_pct(interval.high)}]",
+                "interval": ""
+                if interval is None
+                else f"[{percent(interval.low)}, {percent(interval.high)}]",
                 "width": 0.0 if interval is None else interval.high - interval.low,
                 "flakiness": 100 * min(case.passed, n - case.passed) / n if n else 0.0,
                 "cost": case.cost,
-                "cost_text": _money(case.cost),
+                "cost_text": money(case.cost),
                 "state": state,
                 "flip": change,
                 "before": "" if then_case is None else _counted(then_case, settings.errors),
                 "delta": delta,
-                "delta_text": "—" if delta is None else _signed(delta),
+                "delta_text": "—" if delta is None else signed(delta),
             }
         )
         details.append(drawer.case(case) if case.detailed else None)
@@ -414,13 +371,13 @@ def _comparisons(
         out.append(
             {
                 "name": name,
-                "baseline": _f(result.baseline),
-                "candidate": _f(result.candidate),
-                "delta": _signed(result.delta, 3),
-                "interval": f"[{_signed(result.interval.low, 3)}, {_signed(result.interval.high, 3)}]"
+                "baseline": number(result.baseline),
+                "candidate": number(result.candidate),
+                "delta": signed(result.delta, 3),
+                "interval": f"[{signed(result.interval.low, 3)}, {signed(result.interval.high, 3)}]"
                 + (" (clipped to [-1, 1])" if result.interval.clipped_to else ""),
-                "p": _f(result.p_value),
-                "mde": "none: too few cases to test" if result.mde is None else _f(result.mde),
+                "p": number(result.p_value),
+                "mde": "none: too few cases to test" if result.mde is None else number(result.mde),
                 "cases": str(result.paired_items),
                 "verdict": result.verdict,
                 "rule": result.rule,
@@ -479,7 +436,9 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
         return None
     dates = [_run_date(run, index, settings) for index, run in enumerate(runs)]
     if any(when is None for when in dates):
-        return {"note": "trends need a date per run: give --dates, or runs whose trials record started_at"}
+        return {
+            "note": "trends need a date per run: give each run's date, or runs whose trials record started_at"
+        }
     targets = {case.target for run in runs for case in run.cases}
     by = _TARGET_CATEGORY if len(targets) > 1 else "category"
     suites = {run.suite for run in runs}
@@ -500,10 +459,10 @@ def _trends(runs: Sequence[RunData], settings: ReportSettings, groups: _Grouper)
         rows.append(
             {
                 "name": name,
-                "points": [_f(by_day.get(tick)) for tick in ticks],
+                "points": [number(by_day.get(tick)) for tick in ticks],
                 "trend": snapshot.trend,
-                "delta": "—" if comparison is None else _signed(comparison.delta, 3),
-                "p": "—" if comparison is None else _f(comparison.p_value),
+                "delta": "—" if comparison is None else signed(comparison.delta, 3),
+                "p": "—" if comparison is None else number(comparison.p_value),
                 "rule": snapshot.rule,
             }
         )
@@ -522,7 +481,7 @@ def _totals(run: RunData) -> dict[str, Any]:
         "cases": len(run.cases),
         "trials": trials,
         "errored": sum(case.errored for case in run.cases),
-        "cost": _money(float(sum(known))) if known else "unknown",
+        "cost": money(float(sum(known))) if known else "unknown",
         "cost_unknown": trials - len(known),
         "targets": sorted({case.target for case in run.cases if case.target is not None}),
         "categories": sorted({case.category for case in run.cases if case.category is not None}),
@@ -555,7 +514,7 @@ def build_model(
     page: dict[str, Any] = {
         "title": f"trialscore report: {run.suite or run.label}",
         "run": run,
-        "started": _when(run.started),
+        "started": run_start(run.started),
         "runs": runs,
         "baseline": baseline,
         "settings": settings,

@@ -95,7 +95,7 @@ def case_rows(rows: list[dict[str, Any]], flips: bool) -> Markup:
 
 def render_page(page: dict[str, Any], data: dict[str, Any]) -> str:
     """The whole HTML document of a report (see :func:`trialscore.report.model.build_model`)."""
-    from trialscore.report.runs import OUTPUT_CHARS
+    from trialscore.results.trials import OUTPUT_CHARS
 
     template = _environment().get_template("report.html.j2")
     rows = case_rows(page["cases"], page["baseline"] is not None)

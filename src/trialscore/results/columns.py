@@ -1,7 +1,7 @@
 """Which column of a long-format file (one row per trial) holds what.
 
 A long file needs an item column and an outcome; everything else is optional.
-Each role is found by an explicit name (``--item-col`` and friends) or, failing
+Each role is found by an explicit name (``ColumnMap(item=...)`` and friends) or, failing
 that, by the first of its default names present in the file:
 
 =========  =======================================  ==========================================
@@ -20,7 +20,7 @@ given, ``score >= threshold`` (an empty score is an errored trial); else the
 ``borderline`` fail, ``error`` is an errored trial).  Columns that are not used
 are neither read nor checked.
 
-An optional ``cluster`` column (``--cluster-col``, no default name) says which
+An optional ``cluster`` column (``ColumnMap(cluster=...)``, no default name) says which
 cluster an item belongs to (e.g. the passage several questions share); it must
 be non-empty and the same on every row of an item.
 """
@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from trialscore._record import Record
-from trialscore.errors import EvaluationError, MissingColumnError
+from trialscore.errors import EvaluationError, MissingColumnError, parameter
 
 __all__ = ["DEFAULT_NAMES", "ColumnMap", "ResolvedColumns"]
 
@@ -45,14 +45,10 @@ DEFAULT_NAMES: dict[str, tuple[str, ...]] = {
     "verdict": ("verdict",),
 }
 
-_FLAGS = {
-    "item": "--item-col",
-    "trial": "--trial-col",
-    "passed": "--pass-col",
-    "score": "--score-col",
-    "verdict": "--verdict-col",
-    "cluster": "--cluster-col",
-}
+
+def _option(role: str) -> str:
+    """The :class:`ColumnMap` field of a role as a parameter of the readers (``columns.item``)."""
+    return parameter(f"columns.{role}")
 
 
 @dataclass(frozen=True)
@@ -107,7 +103,7 @@ class ColumnMap:
         if self.score is not None and self.threshold is None:
             raise EvaluationError(
                 f"a score column ({self.score!r}) turns into pass/fail only with a threshold; "
-                "give --threshold T (score >= T passes)"
+                f"give {_option('threshold')} T (score >= T passes)"
             )
 
     def _find(self, role: str, available: Sequence[str], required: bool) -> str | None:
@@ -115,7 +111,7 @@ class ColumnMap:
         if explicit is not None:
             if explicit not in available:
                 raise MissingColumnError(
-                    f"{_FLAGS[role]} {explicit!r} is not a column of the file; "
+                    f"{_option(role)} {explicit!r} is not a column of the file; "
                     f"the file has columns {', '.join(available)}",
                     column=explicit,
                     role=role,
@@ -128,7 +124,7 @@ class ColumnMap:
         if required:
             raise MissingColumnError(
                 f"no {role} column: expected one of {', '.join(DEFAULT_NAMES[role])} "
-                f"(or {_FLAGS[role]} NAME); the file has columns {', '.join(available)}",
+                f"(or {_option(role)} NAME); the file has columns {', '.join(available)}",
                 column=None,
                 role=role,
                 available=tuple(available),
@@ -144,20 +140,20 @@ class ColumnMap:
         missing = [name for name in by if name not in available]
         if missing:
             raise MissingColumnError(
-                f"--by column {missing[0]!r} is not a column of the file; "
+                f"{parameter('by')} column {missing[0]!r} is not a column of the file; "
                 f"the file has columns {', '.join(available)}",
                 column=missing[0],
                 role="group",
                 available=tuple(available),
             )
         if item in by:
-            raise EvaluationError(f"--by {item!r} is the item column; group by other columns")
+            raise EvaluationError(f"{parameter('by')} {item!r} is the item column; group by other columns")
         cluster = None
         if self.cluster is not None:
             cluster = self._find("cluster", available, required=True)
             if cluster == item:
                 raise EvaluationError(
-                    f"--cluster-col {cluster!r} is the item column; name the column that groups items"
+                    f"{_option('cluster')} {cluster!r} is the item column; name the column that groups items"
                 )
         if self.threshold is not None:
             score = self._find("score", available, required=True)
@@ -171,6 +167,6 @@ class ColumnMap:
             return ResolvedColumns(item, trial, "verdict", verdict, None, tuple(by), cluster)
         raise EvaluationError(
             f"no outcome column: expected one of {', '.join(DEFAULT_NAMES['passed'])} "
-            "(or --pass-col NAME), a score column with --threshold, or a verdict column; "
-            f"the file has columns {', '.join(available)}"
+            f"(or {_option('passed')} NAME), a score column with {_option('threshold')}, or a verdict "
+            f"column; the file has columns {', '.join(available)}"
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,9 @@ from numpy.typing import NDArray
 from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
+
+if TYPE_CHECKING:
+    from trialscore.results.trials import TrialColumns
 
 __all__ = ["ErrorPolicy", "GroupCounts", "ItemCounts", "PartialRun", "ReadStats", "check_error_policy"]
 
@@ -257,7 +260,8 @@ class ItemCounts:
     """Per-(group, item) counts for group keys ``by``; rows sorted by group key, then item.
 
     ``group_values[j][r]`` is the value of ``by[j]`` on row ``r`` (None = missing);
-    ``cluster[r]`` the row's item cluster when read with a cluster column.
+    ``cluster[r]`` the row's item cluster when read with a cluster column; ``trials`` each row's
+    trials when read with trial detail (:class:`~trialscore.results.trials.TrialColumns`).
     """
 
     by: tuple[str, ...]
@@ -268,6 +272,7 @@ class ItemCounts:
     errored: IntArray
     stats: ReadStats = field(default_factory=lambda: ReadStats(rows_read=0))
     cluster: NDArray[np.object_] | None = None
+    trials: TrialColumns | None = None
 
     def __post_init__(self) -> None:
         if len(self.group_values) != len(self.by):

@@ -38,17 +38,20 @@ counted once each.  An input with no trials is an error.  The group key
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+import numpy as np
+
+from trialscore.errors import EvaluationError, parameter, worded
 from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, check_error_policy
 from trialscore.results.formats import read_input
 from trialscore.results.sink import FILE_KEY, TrialSink
 from trialscore.results.tally import LongTable, text_value
+from trialscore.results.trials import TRIAL_FIELDS
 
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
@@ -65,6 +68,11 @@ SCORER = "scorer"
 _PLURAL = {_TARGET: "targets", "suite": "suites (tasks)", SCORER: "scorers"}
 #: TrialRecord fields that are not one value per trial, left out of a record source's rows.
 _NESTED = frozenset({"grader_results", "tokens", "output"})
+#: Of those, the ones trial detail reads (as JSON text).
+_DETAIL = frozenset({"grader_results", "output"})
+
+#: What ``detail`` asks for: every field of TRIAL_FIELDS (True), none (False: counts only), or these.
+Detail = bool | Collection[str]
 
 
 @dataclass(frozen=True)
@@ -84,9 +92,11 @@ class RecordSource:
     notice: str | None = None
     partial: PartialRun | None = None
 
-    def table(self) -> LongTable:
-        """The records as long trial rows (text columns, as the JSON Lines reader makes them)."""
-        rows = [record.model_dump(mode="json", exclude=set(_NESTED)) for record in self.records]
+    def table(self, detail: bool = False) -> LongTable:
+        """The records as long trial rows (text columns, as the JSON Lines reader makes them); with
+        ``detail`` also each trial's output and grader results."""
+        exclude = set(_NESTED - _DETAIL if detail else _NESTED)
+        rows = [record.model_dump(mode="json", exclude=exclude) for record in self.records]
         names = list(dict.fromkeys(name for row in rows for name in row))
         table = {name: [text_value(row.get(name)) for row in rows] for name in names}
         where = tuple(f"{self.label} case {r.case_id} trial {r.trial}" for r in self.records)
@@ -103,8 +113,9 @@ def read_counts(
     input_format: str | None = None,
     group_targets: bool = False,
     scorer: str | None = None,
+    detail: Detail = False,
 ) -> ItemCounts:
-    """Read trial files and folders into per-(group, item) counts.
+    """Read trial files and folders into per-(group, item) counts, with each trial if asked.
 
     Several scorers of the same trials (an inspect_ai task with two scorers, promptfoo assertions,
     deepeval metrics: a ``scorer`` column) are different judgements of one trial, never pooled:
@@ -127,6 +138,11 @@ def read_counts(
         and likewise by ``suite`` (tasks of an inspect_ai eval set); inputs without the column
         count as one more value, ``None``
     scorer : keep only the trials judged by this scorer (the ``scorer`` column)
+    detail : keep each trial too (``ItemCounts.trials``, see :mod:`trialscore.results.trials`): its
+        verdict and the fields named (``True``: every field of
+        :data:`~trialscore.results.trials.TRIAL_FIELDS`; ``()``: verdicts only) where the input has
+        them.  Trials are then records of a target: the counts are split by ``target`` (None where
+        the input names none), and a repeated (target, case, trial) is named where it is.
 
     Returns
     -------
@@ -143,6 +159,7 @@ def read_counts(
         input_format,
         group_targets,
         scorer=scorer,
+        detail=detail,
     )
     return counts
 
@@ -158,6 +175,7 @@ def read_counts_together(
     group_targets: bool = False,
     split: Sequence[str] = (),
     scorer: str | None = None,
+    detail: Detail = False,
 ) -> list[ItemCounts]:
     """Several inputs read apart (one :class:`ItemCounts` each) with one grouping decision for all.
 
@@ -179,20 +197,24 @@ def read_counts_together(
     (['target=a', 'target=b'], ['target=a'])
     """
     policy = check_error_policy(errors)
-    extra = tuple(name for name in split if name not in by)
+    fields = _fields(detail)
+    kept = (_TARGET,) if fields is not None and _TARGET not in by else ()  # trials are records of a target
+    extra = tuple(name for name in split if name not in (*by, *kept))
     auto: tuple[str, ...] = ()
     if group_targets and not allow_repeated_trials:
-        auto = tuple(name for name in _AUTO if name not in (*by, *extra))
+        auto = tuple(name for name in _AUTO if name not in (*by, *extra, *kept))
     apart = () if SCORER in by or (allow_repeated_trials and scorer is None) else (SCORER,)
-    lead = (*extra, *auto)
+    lead = (*kept, *extra, *auto)
     read = []
     for paths in inputs:
-        with TrialSink((*lead, *by, *apart), columns, skip_invalid, optional_groups=lead + apart) as sink:
+        with TrialSink(
+            (*lead, *by, *apart), columns, skip_invalid, optional_groups=lead + apart, detail=fields
+        ) as sink:
             for path in paths:
                 if isinstance(path, RecordSource):
                     if not path.records:
                         raise EvaluationError(f"{path.label}: holds no trials")
-                    sink.scan_table(path.label, path.table())
+                    sink.scan_table(path.label, path.table(detail=fields is not None))
                     if path.partial is not None:
                         sink.partial(path.partial)
                     if path.notice is not None:
@@ -211,6 +233,17 @@ def read_counts_together(
     return [_without(counts, drop) for counts in read]
 
 
+def _fields(detail: Detail) -> frozenset[str] | None:
+    """The trial fields ``detail`` asks for (None: no trials, counts only)."""
+    if detail is False:
+        return None
+    fields = frozenset(TRIAL_FIELDS if detail is True else detail)
+    unknown = sorted(fields - TRIAL_FIELDS.keys())
+    if unknown:
+        raise EvaluationError(f"detail must name fields among {', '.join(TRIAL_FIELDS)}; got {unknown[0]!r}")
+    return fields
+
+
 def _values(read: Sequence[ItemCounts], name: str) -> list[str | None]:
     """The values group key ``name`` takes over the inputs ``read``, sorted (None last)."""
     index = read[0].by.index(name)
@@ -222,10 +255,14 @@ def _noted(counts: ItemCounts, name: str, values: Sequence[str | None]) -> ItemC
     """``counts`` with a note saying why its groups split by ``name``."""
     shown = ", ".join("—" if value is None else str(value) for value in values)
     if name == SCORER:
-        note = f"scored per scorer: the inputs hold {len(values)} scorers ({shown}); --scorer NAME picks one"
+        note = (
+            f"scored per scorer: the inputs hold {len(values)} scorers ({shown}); "
+            f"{parameter('scorer')} NAME picks one"
+        )
     else:
         held = f"{len(values)} {_PLURAL[name]} ({shown})"
-        note = f"grouped by {name}: the inputs hold {held} (--by chooses the groups)"
+        note = f"grouped by {name}: the inputs hold {held} ({parameter('by')} chooses the groups)"
+    note = worded(note)
     if note in counts.stats.notes:
         return counts
     return dataclasses.replace(
@@ -252,6 +289,9 @@ def _pick_scorer(counts: ItemCounts, scorer: str) -> ItemCounts:
         named = f"the scorers are {', '.join(values)}" if values else "the inputs name no scorer"
         raise EvaluationError(f"scorer {scorer!r} is not in the inputs; {named}")
     keep = counts.group_values[counts.by.index(SCORER)] == scorer
+    trials = counts.trials
+    if trials is not None:
+        trials = trials.take(np.flatnonzero(keep).astype(np.int64))
     left_out = int((counts.graded[~keep] + counts.errored[~keep]).sum())
     errored = counts.errored[keep]
     stats = dataclasses.replace(
@@ -269,6 +309,7 @@ def _pick_scorer(counts: ItemCounts, scorer: str) -> ItemCounts:
         errored=errored,
         stats=stats,
         cluster=None if counts.cluster is None else counts.cluster[keep],
+        trials=trials,
     )
 
 

@@ -51,7 +51,7 @@ from trialscore._words import all_of
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import item_scores
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter, worded
 from trialscore.results.counts import GroupCounts
 from trialscore.stats.intervals import Interval
 
@@ -170,9 +170,9 @@ def _check_trials_independent(bank: Bank, ci: str) -> None:
             f"pass rates over the binomial variance of the pooled rate {bank.c.sum()}/{bank.n.sum()})"
         )
     raise EvaluationError(
-        f"--ci {ci} pools all trials as independent, which holds only when every item has one trial "
-        f"(or there is one item); got items with up to {int(bank.n.max())} trials, and {measured}. "
-        "Use the default --ci auto, which treats the items as the independent units"
+        f"{parameter('ci')} {ci} pools all trials as independent, which holds only when every item has one "
+        f"trial (or there is one item); got items with up to {int(bank.n.max())} trials, and {measured}. "
+        f"Use the default {parameter('ci')} auto, which treats the items as the independent units"
     )
 
 
@@ -184,14 +184,14 @@ def _clustered_metric_interval(
 
     if ci not in ("auto", "t"):
         raise EvaluationError(
-            f"--cluster-col gives the cluster-robust t interval; it cannot be combined with --ci {ci} "
-            "(leave --ci at auto)"
+            f"{parameter('columns.cluster')} gives the cluster-robust t interval; it cannot be combined with "
+            f"{parameter('ci')} {ci} (leave {parameter('ci')} at auto)"
         )
     keys = list(clusters)
     if len(set(keys)) < 2:
         raise EvaluationError(
-            f"--cluster-col must put the {bank.items} items in at least 2 clusters to measure a clustered "
-            f"standard error; got {len(set(keys))}"
+            f"{parameter('columns.cluster')} must put the {bank.items} items in at least 2 clusters to "
+            f"measure a clustered standard error; got {len(set(keys))}"
         )
     # The trials' own noise floors the SE: item values that agree within clusters are not certainty.
     floor = math.sqrt(float(trial_noise_variances(bank, spec.metric, k, spec.tau).mean()) / bank.items)
@@ -242,7 +242,7 @@ def metric_interval(
         if "pooled trials" not in spec.metric.intervals(k, spec.tau):
             raise EvaluationError(
                 f"ci {ci!r} is a proportion interval of the pooled trials: it fits avg or a k = 1 metric, "
-                f"not {spec.label}; use --ci bootstrap"
+                f"not {spec.label}; use {parameter('ci')} bootstrap"
             )
         _check_trials_independent(bank, ci)
         return proportion_interval(int(bank.c.sum()), int(bank.n.sum()), level, ci)
@@ -338,9 +338,9 @@ def score_group(
         "items_all_errored": group.items_all_errored,
     }
     if not scored.any():
-        all_errored = (
+        all_errored = worded(
             f"no scored trial in {group.label}: {all_of(group.errored_trials, 'trial')} errored "
-            "(--errors fail counts them as failures)"
+            f"({parameter('errors')} fail counts them as failures)"
         )
         metrics = tuple(MetricScore(spec, None, all_errored) for spec in specs)
         return GroupScore(**common, flaky_items=0, metrics=metrics, advice=())

@@ -13,7 +13,9 @@ shapes and the sink counts them the same way:
 Every shape ends in the same validation (:func:`trialscore.results.tally.tally`),
 the same :class:`~trialscore.results.counts.ReadStats` bookkeeping (rows read,
 skipped once each, errored) and, with :meth:`TrialSink.counts`, one
-:class:`~trialscore.results.counts.ItemCounts`.
+:class:`~trialscore.results.counts.ItemCounts`.  A sink asked for ``detail`` also keeps each
+valid row as a trial, with the fields asked for (:mod:`trialscore.results.trials`), read
+from the same relation with the same roles once it is counted.
 
 >>> from trialscore.results.tally import LongTable
 >>> table = {"case_id": ["a", "a", "b"], "passed": ["true", "false", "true"]}
@@ -30,14 +32,14 @@ import dataclasses
 import itertools
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from types import TracebackType
 
 import duckdb
 import numpy as np
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter, worded
 from trialscore.results._columns import (
     Columns,
     fetch,
@@ -52,13 +54,15 @@ from trialscore.results._columns import (
 from trialscore.results.columns import ColumnMap, ResolvedColumns
 from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, ReadStats
 from trialscore.results.tally import (
-    COUNT_COLUMNS,
+    RECORD_FIELDS,
     LongTable,
     Scan,
     TallyResult,
     check_one_cluster,
+    scan_roles,
     tally,
 )
+from trialscore.results.trials import TRIAL_FIELDS, TrialParts, counted_rows, field_columns, read_trial_rows
 
 __all__ = ["FILE_KEY", "EngineError", "TrialSink", "engine_reason"]
 
@@ -108,10 +112,13 @@ class EngineError(EvaluationError):
 
 @dataclasses.dataclass(frozen=True)
 class Counted:
-    """One counted relation, not yet kept: its tally and which of the group keys it held as data."""
+    """One counted relation, not yet kept: its tally and which of the group keys it held as data;
+    with detail, its valid trial rows and how to name one (``locate``)."""
 
     result: TallyResult
     data_groups: tuple[str, ...]
+    trials: Columns | None = None
+    locate: Callable[[int], str] | None = None
 
 
 class TrialSink:
@@ -121,7 +128,8 @@ class TrialSink:
     has such a column), ``columns`` says which column holds what, and with
     ``skip_invalid`` bad rows are skipped and counted instead of raising.  Use it
     as a context manager (or call :meth:`close`): it owns a DuckDB connection and
-    any temporary copies of inputs.
+    any temporary copies of inputs.  With ``detail`` (fields of
+    :data:`~trialscore.results.trials.TRIAL_FIELDS`, perhaps none), it keeps every trial too.
     """
 
     def __init__(
@@ -130,6 +138,7 @@ class TrialSink:
         columns: ColumnMap | None = None,
         skip_invalid: bool = False,
         optional_groups: Sequence[str] = (),
+        detail: Collection[str] | None = None,
     ) -> None:
         self.by = tuple(by)
         self.optional_groups = frozenset(optional_groups)
@@ -140,6 +149,12 @@ class TrialSink:
         self._views = itertools.count()
         self._parts: list[Columns] = []
         self._scratch: Path | None = None
+        self._trials = None if detail is None else TrialParts(detail)
+
+    @property
+    def detail(self) -> bool:
+        """Whether the sink keeps every trial (see :mod:`trialscore.results.trials`)."""
+        return self._trials is not None
 
     def __enter__(self) -> TrialSink:
         return self
@@ -170,6 +185,9 @@ class TrialSink:
     def used_columns(self, available: Sequence[str]) -> list[str]:
         """The columns among ``available`` the column map and the group keys use, in file order."""
         used = _used(self.columns.resolve(list(available), self._data_by(available)))
+        if self._trials is not None:  # and the columns the trials' fields come from
+            used |= {column for name in self._trials.fields for column in TRIAL_FIELDS[name]}
+            used |= {self.columns.verdict or "verdict", self.columns.score or "score"}
         return [name for name in available if name in used]
 
     def without_bom(self, path: Path) -> Path:
@@ -191,7 +209,7 @@ class TrialSink:
 
     def note(self, message: str) -> None:
         """Say something about input that is not a trial by its tool's rules (kept in ``stats.notes``)."""
-        self.stats = dataclasses.replace(self.stats, notes=(*self.stats.notes, message))
+        self.stats = dataclasses.replace(self.stats, notes=(*self.stats.notes, worded(message)))
 
     def partial(self, run: PartialRun) -> None:
         """Record an input whose run did not finish (kept in ``stats.partial``)."""
@@ -212,9 +230,15 @@ class TrialSink:
     # ----------------------------------------------------------------------------------------- counting
 
     def count(
-        self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
+        self,
+        label: str,
+        relation: str,
+        locate: Callable[[int], str],
+        types: dict[str, str] | None = None,
+        records: bool = False,
     ) -> Counted:
-        """Count a long-format relation without keeping it (see :meth:`keep`).
+        """Count a long-format relation without keeping it (see :meth:`keep`); ``records``: its rows
+        are the runner's trial records, held to their rules (see :class:`~trialscore.results.tally.Scan`).
 
         Raises :class:`EngineError` when DuckDB cannot read the relation, and
         :class:`~trialscore.errors.EvaluationError` for a bad row (unless ``skip_invalid``).
@@ -224,27 +248,24 @@ class TrialSink:
         except duckdb.Error as exc:
             raise EngineError(label, engine_reason(exc)) from exc
         resolved = self.columns.resolve(list(available), self._data_by(list(available)))
-        scan = Scan(label, relation, resolved, {name: available[name] for name in _used(resolved)}, locate)
+        used = _used(resolved) | (set(RECORD_FIELDS.values()) & set(available) if records else set())
+        scan = Scan(label, relation, resolved, {name: available[name] for name in used}, locate, records)
         try:
             result = tally(self.con, scan, self.skip_invalid)
+            if self._trials is None:
+                return Counted(result, resolved.groups)
+            found = field_columns(scan, available, self._trials.fields, self.columns.verdict)
+            rows = read_trial_rows(self.con, scan, scan_roles(scan), found, self.skip_invalid)
         except duckdb.Error as exc:
             raise EngineError(label, engine_reason(exc)) from exc
-        return Counted(result, resolved.groups)
+        return Counted(result, resolved.groups, rows, locate)
 
     def keep(self, label: str, counted: Counted) -> None:
         """Bring a count to the full group key (filling ``file`` with ``label``) and keep it."""
-        table = counted.result.table
         data_groups = list(counted.data_groups)
-        rows = len(table["item"])
-        part: Columns = {}
-        for index, name in enumerate(self.by):
-            if name in data_groups:
-                part[f"g{index}"] = table[f"g{data_groups.index(name)}"]
-            else:  # the input's label for ``file``; an optional key the input lacks is null
-                part[f"g{index}"] = strings([label if name == FILE_KEY else None] * rows)
-        counted_columns = COUNT_COLUMNS if self.columns.cluster is None else (*COUNT_COLUMNS, "cluster")
-        part.update((name, table[name]) for name in counted_columns)
-        self._parts.append(part)
+        self._parts.append(self._full_groups(label, counted.result.table, data_groups))
+        if self._trials is not None and counted.trials is not None and counted.locate is not None:
+            self._trials.add(label, self._full_groups(label, counted.trials, data_groups), counted.locate)
         result = counted.result
         self.stats = self.stats + ReadStats(
             rows_read=result.rows_read,
@@ -252,6 +273,20 @@ class TrialSink:
             first_skipped=result.first_skipped,
             sources=(label,),
         )
+
+    def _full_groups(self, label: str, table: Columns, data_groups: list[str]) -> Columns:
+        """``table`` with its group columns brought to the full group key: the data's groups, the
+        input's label for ``file``, null for an optional key the input lacks."""
+        rows = len(table["item"])
+        part: Columns = {}
+        for index, name in enumerate(self.by):
+            if name in data_groups:
+                part[f"g{index}"] = table[f"g{data_groups.index(name)}"]
+            else:
+                part[f"g{index}"] = strings([label if name == FILE_KEY else None] * rows)
+        data = {f"g{index}" for index in range(len(data_groups))}
+        part.update((name, column) for name, column in table.items() if name not in data)
+        return part
 
     def scan(
         self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
@@ -268,13 +303,14 @@ class TrialSink:
         """Add a wide matrix's per-row counts; items are the row numbers ``0..M-1``."""
         if self.columns.cluster is not None:
             raise EvaluationError(
-                f"{label}: --cluster-col {self.columns.cluster!r} needs a long file with that column; "
-                "a wide matrix has no cluster per item"
+                f"{label}: {parameter('columns.cluster')} {self.columns.cluster!r} needs a long file with "
+                "that column; a wide matrix has no cluster per item"
             )
         rows = graded + errored
         empty = np.full(rows.size, np.nan)
+        items = strings([str(index) for index in range(rows.size)])
         table: Columns = {
-            "item": strings([str(index) for index in range(rows.size)]),
+            "item": items,
             "rows": rows.astype(np.int64),
             "graded": graded.astype(np.int64),
             "c": c.astype(np.int64),
@@ -283,13 +319,21 @@ class TrialSink:
             "trial_hi": empty,
             "trial_rows": np.zeros(rows.size, dtype=np.int64),
         }
-        self.keep(label, Counted(TallyResult(table, int(rows.sum()), 0, None), ()))
+        trials = None
+        if self._trials is not None:  # a matrix's trials in the order of its columns are not kept
+            passed = c.astype(np.int64)
+            trials = counted_rows(items, passed, graded.astype(np.int64) - passed, errored.astype(np.int64))
+        result = TallyResult(table, int(rows.sum()), 0, None)
+        self.keep(label, Counted(result, (), trials, lambda index: f"row {index + 1}"))
 
     def counts(self, errors: ErrorPolicy, allow_repeated_trials: bool) -> ItemCounts:
         """Combine every part, check trial indices, and build the :class:`ItemCounts`."""
         if not self._parts:
             raise EvaluationError("no input: give at least one file")
         table = self._combine()
+        trials = None
+        if self._trials is not None:  # before the check below: a repeated trial is named where it is
+            trials = self._trials.columns(table, self.by, check=not allow_repeated_trials)
         if not allow_repeated_trials:
             _check_trial_indices(table, self.by, " and ".join(self.stats.sources), self.optional_groups)
         errored = int(integers(table["errored"]).sum())
@@ -303,6 +347,7 @@ class TrialSink:
             errored=integers(table["errored"]),
             stats=stats,
             cluster=texts(table["cluster"]) if "cluster" in table else None,
+            trials=trials,
         )
 
     def _combine(self) -> Columns:
@@ -359,5 +404,5 @@ def _check_trial_indices(
         f"{int(trials[position])} trials "
         f"but its trial indices span only {int(span_lo[position])}..{int(span_hi[position])}, "
         "so some (item, trial) pairs repeat: group by the column that tells them apart "
-        "(e.g. --by target), or pass --allow-repeated-trials to pool them"
+        f"(e.g. {parameter('by')} target), or pass {parameter('allow_repeated_trials')} to pool them"
     )

@@ -23,19 +23,24 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter, template, worded
 from trialscore.results._columns import Columns, fetch, floats, register, row, strings
 from trialscore.results.columns import ResolvedColumns
 
 __all__ = [
     "COUNT_COLUMNS",
+    "RECORD_FIELDS",
     "LongTable",
+    "Role",
     "Scan",
     "Skips",
     "TallyResult",
+    "any_bad",
     "check_one_cluster",
+    "group_value",
     "quote_identifier",
     "quote_literal",
+    "scan_roles",
     "tally",
     "text_value",
 ]
@@ -52,7 +57,24 @@ _RULES = {
     "passed": "must be true/false or 1/0 (empty means an errored trial)",
     "score": "must be a number in [0, 1] (empty means an errored trial)",
     "verdict": "must be pass, fail, borderline or error",
-    "cluster": "must be a non-empty cluster id (--cluster-col)",
+    "cluster": f"must be a non-empty cluster id ({parameter('columns.cluster')})",
+    "record case_id": "must be a non-empty case id",
+    "record trial": "must be a whole number >= 0 written as an integer",
+    "record passed": "must be true, false or empty (an errored trial)",
+    "record verdict": (
+        "must be pass, fail, borderline or error, as passed says: pass when passed is true, "
+        "fail or borderline when false, error when empty"
+    ),
+    "record error": "must be empty unless the verdict is error (an error belongs to an errored trial)",
+}
+
+#: The fields of a trial record (the runner's trials.jsonl) checked by TrialRecord's rules, by role.
+RECORD_FIELDS = {
+    "record case_id": "case_id",
+    "record trial": "trial",
+    "record passed": "passed",
+    "record verdict": "verdict",
+    "record error": "error",
 }
 
 
@@ -80,7 +102,11 @@ class Scan:
 
     ``relation`` is a SQL table expression (``read_parquet('x.parquet')``, a
     registered view name...); ``types`` maps each used column to its DuckDB type;
-    ``locate(i)`` describes the 0-based data row ``i`` (``"line 8"``).
+    ``locate(i)`` describes the 0-based data row ``i`` (``"line 8"``).  The rows of ``records``
+    (the runner's trial records) are also held to :class:`~trialscore.results.records.TrialRecord`'s
+    rules: a case id, a trial index written as an integer, ``passed`` true, false or empty, a
+    ``verdict`` that agrees with it, an ``error`` only on an errored trial; a row breaking one is
+    named as a TrialRecord field.
     """
 
     label: str
@@ -88,6 +114,7 @@ class Scan:
     columns: ResolvedColumns
     types: Mapping[str, str]
     locate: Callable[[int], str]
+    records: bool = False
 
 
 @dataclass(frozen=True)
@@ -101,7 +128,7 @@ class TallyResult:
 
 
 @dataclass(frozen=True)
-class _Role:
+class Role:
     """SQL for one role: its value, when a row is bad, and whether that shows after grouping.
 
     ``grouped`` checks (a missing item, a negative or missing integer trial) are
@@ -134,19 +161,19 @@ def _number(column: str, kind: str) -> str:
     return f"TRY_CAST(trim({name}) AS DOUBLE)" if kind == "text" else f"CAST({name} AS DOUBLE)"
 
 
-def _item_role(column: str, kind: str) -> _Role:
+def _item_role(column: str, kind: str) -> Role:
     name = quote_identifier(column)
     value = name if kind == "text" else f"CAST({name} AS VARCHAR)"
     if kind == "bool":
         raise EvaluationError(f"item column {column!r} is boolean; expected case ids")
     bad = f"({value} IS NULL OR {value} = '' OR regexp_matches({value}, '[\\r\\n]'))"
-    return _Role(value, bad, grouped=True)
+    return Role(value, bad, grouped=True)
 
 
-def _trial_role(column: str, kind: str) -> _Role:
+def _trial_role(column: str, kind: str) -> Role:
     name = quote_identifier(column)
     if kind == "int":
-        return _Role(f"CAST({name} AS BIGINT)", f"({name} IS NULL OR {name} < 0)", grouped=True)
+        return Role(f"CAST({name} AS BIGINT)", f"({name} IS NULL OR {name} < 0)", grouped=True)
     if kind == "bool":
         raise EvaluationError(f"trial column {column!r} is boolean; expected whole numbers >= 0")
     x = _number(column, kind)
@@ -158,18 +185,18 @@ def _trial_role(column: str, kind: str) -> _Role:
         plain = f"CAST({whole} AS VARCHAR) = {name}"
         value = f"CASE WHEN {plain} THEN {whole} ELSE {value} END"
         bad = f"CASE WHEN {plain} THEN {whole} < 0 ELSE {bad} END"
-    return _Role(value, bad)
+    return Role(value, bad)
 
 
-def _passed_role(column: str, kind: str) -> _Role:
+def _passed_role(column: str, kind: str) -> Role:
     name = quote_identifier(column)
     if kind == "bool":
-        return _Role(name, None)
+        return Role(name, None)
     if kind == "int":
-        return _Role(f"({name} = 1)", f"({name} IS NOT NULL AND {name} NOT IN (0, 1))")
+        return Role(f"({name} = 1)", f"({name} IS NOT NULL AND {name} NOT IN (0, 1))")
     if kind == "float":
         x = f"CAST({name} AS DOUBLE)"
-        return _Role(
+        return Role(
             f"CASE WHEN isnan({x}) THEN NULL ELSE {x} = 1 END",
             f"({x} IS NOT NULL AND NOT isnan({x}) AND {x} NOT IN (0, 1))",
         )
@@ -184,10 +211,10 @@ def _passed_role(column: str, kind: str) -> _Role:
         f"CASE WHEN {name} IS NULL OR {name} IN ('true', 'false') THEN false "
         f"ELSE (trim({name}) <> '' AND ({spelled}) IS NULL) END"
     )
-    return _Role(value, bad)
+    return Role(value, bad)
 
 
-def _score_role(column: str, kind: str, threshold: float) -> _Role:
+def _score_role(column: str, kind: str, threshold: float) -> Role:
     if kind == "bool":
         raise EvaluationError(f"score column {column!r} is boolean; expected numbers in [0, 1]")
     x = _number(column, kind)
@@ -196,23 +223,46 @@ def _score_role(column: str, kind: str, threshold: float) -> _Role:
     if kind == "text":
         name = quote_identifier(column)
         bad = f"({bad} OR ({name} IS NOT NULL AND trim({name}) <> '' AND {x} IS NULL))"
-    return _Role(value, bad)
+    return Role(value, bad)
 
 
-def _verdict_role(column: str, kind: str) -> _Role:
+def _verdict_role(column: str, kind: str) -> Role:
     name = quote_identifier(column)
     text = f"lower(trim(CAST({name} AS VARCHAR)))"
     value = f"CASE {text} WHEN 'pass' THEN true WHEN 'fail' THEN false WHEN 'borderline' THEN false END"
-    return _Role(value, f"({name} IS NULL OR {text} NOT IN ('pass', 'fail', 'borderline', 'error'))")
+    return Role(value, f"({name} IS NULL OR {text} NOT IN ('pass', 'fail', 'borderline', 'error'))")
 
 
-def _cluster_role(column: str, type_name: str) -> _Role:
-    value = f"trim({_group_value(column, type_name)})"
-    return _Role(value, f"({value} IS NULL OR {value} = '')")
+def _cluster_role(column: str, type_name: str) -> Role:
+    value = f"trim({group_value(column, type_name)})"
+    return Role(value, f"({value} IS NULL OR {value} = '')")
 
 
-def _roles(scan: Scan) -> dict[str, tuple[str, _Role]]:
-    """Role name -> (column, SQL value and badness) for every used role."""
+def _record_roles(types: Mapping[str, str]) -> dict[str, tuple[str, Role]]:
+    """TrialRecord's rules on the text of a trial record's fields (the JSON Lines reader's ``VARCHAR``)."""
+    text = {name: f"CAST({quote_identifier(name)} AS VARCHAR)" for name in RECORD_FIELDS.values()}
+    case, trial, passed, verdict, error = (text[name] for name in RECORD_FIELDS.values())
+    whole = f"TRY_CAST({trial} AS BIGINT)"
+    checks = {
+        "record case_id": f"({case} IS NULL OR {case} = '')",
+        "record trial": f"({whole} IS NULL OR {whole} < 0 OR CAST({whole} AS VARCHAR) <> {trial})",
+        "record passed": f"({passed} IS NOT NULL AND {passed} NOT IN ('true', 'false'))",
+        "record verdict": (
+            f"({verdict} IS NULL OR {verdict} NOT IN ('pass', 'fail', 'borderline', 'error') "
+            f"OR ({passed} IS NULL) <> ({verdict} = 'error') "
+            f"OR coalesce({passed} = 'true', false) <> ({verdict} = 'pass'))"
+        ),
+        "record error": f"({error} IS NOT NULL AND {verdict} IS DISTINCT FROM 'error')",
+    }
+    return {
+        name: (RECORD_FIELDS[name], Role("NULL", f"coalesce({bad}, true)"))
+        for name, bad in checks.items()
+        if RECORD_FIELDS[name] in types and (name != "record error" or "verdict" in types)
+    }
+
+
+def scan_roles(scan: Scan) -> dict[str, tuple[str, Role]]:
+    """Role name -> (column, SQL value and badness) for every used role (and the record rules)."""
     columns = scan.columns
     kinds = {name: _kind(name, type_name) for name, type_name in scan.types.items()}
     roles = {"item": (columns.item, _item_role(columns.item, kinds[columns.item]))}
@@ -228,26 +278,29 @@ def _roles(scan: Scan) -> dict[str, tuple[str, _Role]]:
         roles[outcome] = (column, _verdict_role(column, kinds[column]))
     if columns.cluster is not None:
         roles["cluster"] = (columns.cluster, _cluster_role(columns.cluster, scan.types[columns.cluster]))
+    if scan.records:  # a record's case id is checked first, as a TrialRecord field; its other rules last
+        record = _record_roles(scan.types)
+        roles = {name: record.pop(name) for name in list(record)[:1] if name == "record case_id"} | roles
+        roles.update(record)
     return roles
 
 
-def _any_bad(roles: Mapping[str, tuple[str, _Role]], grouped: bool) -> str:
+def any_bad(roles: Mapping[str, tuple[str, Role]], grouped: bool) -> str:
     """OR of the roles' bad-row tests (with ``grouped=False``, only those not visible after grouping)."""
     parts = [role.bad for _, role in roles.values() if role.bad is not None and (grouped or not role.grouped)]
     return " OR ".join(parts) if parts else "false"
 
 
-def _group_value(column: str, type_name: str) -> str:
+def group_value(column: str, type_name: str) -> str:
     name = quote_identifier(column)
     return name if type_name.upper() == "VARCHAR" else f"CAST({name} AS VARCHAR)"
 
 
-def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: bool) -> str:
+def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool) -> str:
     """Per-(group, item) counts; ``drop_bad`` leaves every invalid row out, else ``invalid`` counts
     the invalid rows that only a row test finds (the grouped checks look at the result)."""
     groups = [
-        f"{_group_value(name, scan.types[name])} AS g{index}"
-        for index, name in enumerate(scan.columns.groups)
+        f"{group_value(name, scan.types[name])} AS g{index}" for index, name in enumerate(scan.columns.groups)
     ]
     outcome = roles[scan.columns.outcome][1].value
     trial = roles["trial"][1].value if "trial" in roles else "CAST(NULL AS BIGINT)"
@@ -256,9 +309,9 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
     if "cluster" in roles:
         inner.append(f"{roles['cluster'][1].value} AS cluster")
         clusters = "min(cluster) AS cluster_lo, max(cluster) AS cluster_hi, "
-    row_bad = _any_bad(roles, grouped=False)
+    row_bad = any_bad(roles, grouped=False)
     if drop_bad:
-        where, invalid = f" WHERE NOT ({_any_bad(roles, grouped=True)})", "0"
+        where, invalid = f" WHERE NOT ({any_bad(roles, grouped=True)})", "0"
     else:
         where, invalid = "", "0" if row_bad == "false" else "count_if(bad)::BIGINT"
         if row_bad != "false":
@@ -273,7 +326,7 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, _Role]], drop_bad: boo
     )
 
 
-def _grouped_invalid(table: Columns, roles: Mapping[str, tuple[str, _Role]]) -> bool:
+def _grouped_invalid(table: Columns, roles: Mapping[str, tuple[str, Role]]) -> bool:
     """Whether the grouped counts show a missing item or a bad integer trial."""
     items = table["item"].tolist()
     if any(item is None or item == "" or "\n" in item or "\r" in item for item in items):
@@ -286,7 +339,7 @@ def _grouped_invalid(table: Columns, roles: Mapping[str, tuple[str, _Role]]) -> 
     return False
 
 
-def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[str, tuple[str, _Role]]) -> str:
+def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[str, tuple[str, Role]]) -> str:
     """Stream the scan in file order to the first invalid row; describe it.
 
     Only a file with a bad row gets here, so PyArrow (for DuckDB's streamed batches) is imported
@@ -319,7 +372,8 @@ def _first_bad_row(con: duckdb.DuckDBPyConnection, scan: Scan, roles: Mapping[st
     row, index, value = found
     name, column, _ = checked[index]
     shown = "empty" if value is None else repr(value)
-    return f"{scan.label} {scan.locate(row)}: field {column!r} {_RULES[name]}; got {shown}"
+    field = "TrialRecord field" if name in RECORD_FIELDS else "field"
+    return f"{scan.label} {scan.locate(row)}: {field} {column!r} {_RULES[name]}; got {shown}"
 
 
 def check_one_cluster(table: Columns, where: str) -> Columns:
@@ -334,7 +388,8 @@ def check_one_cluster(table: Columns, where: str) -> Columns:
         first = row(table, int(differs[0]))
         raise EvaluationError(
             f"{where}: item {first['item']!r} has cluster {first['cluster_lo']!r} on some rows and "
-            f"{first['cluster_hi']!r} on others; every row of an item must name the same --cluster-col value"
+            f"{first['cluster_hi']!r} on others; every row of an item must name the same "
+            f"{parameter('columns.cluster')} value"
         )
     out = {name: column for name, column in table.items() if name not in ("cluster_lo", "cluster_hi")}
     out["cluster"] = table["cluster_lo"]
@@ -350,18 +405,18 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
         Naming the file, the row or line, the field, the rule and the value of
         the first invalid row (unless ``skip_invalid``).
     """
-    roles = _roles(scan)
+    roles = scan_roles(scan)
     table = fetch(con, _count_sql(scan, roles, drop_bad=False))
     rows_read = int(table["rows"].sum())
     if not (table["invalid"].sum() or _grouped_invalid(table, roles)):
         return TallyResult(check_one_cluster(_without_invalid(table), scan.label), rows_read, 0, None)
-    count_sql = f"SELECT count_if({_any_bad(roles, grouped=True)}) FROM {scan.relation}"
+    count_sql = f"SELECT count_if({any_bad(roles, grouped=True)}) FROM {scan.relation}"
     ((invalid,),) = con.sql(count_sql).fetchall()
     first_skipped = _first_bad_row(con, scan, roles)
     if not skip_invalid:
         raise EvaluationError(
             f"{first_skipped} ({invalid} invalid row{'s' if invalid != 1 else ''} in all; "
-            "--skip-invalid skips and counts them)"
+            f"{parameter('skip_invalid')} skips and counts them)"
         )
     table = fetch(con, _count_sql(scan, roles, drop_bad=True))
     return TallyResult(
@@ -412,7 +467,7 @@ class Skips:
     >>> Skips(False, "results").note("run.json result 2", EvaluationError("bad"))
     Traceback (most recent call last):
     ...
-    trialscore.errors.EvaluationError: run.json result 2: bad (--skip-invalid skips and counts bad results)
+    trialscore.errors.EvaluationError: run.json result 2: bad (skip_invalid skips and counts bad results)
     """
 
     skip_invalid: bool
@@ -422,11 +477,13 @@ class Skips:
 
     def note(self, location: str | None, exc: EvaluationError) -> None:
         """Count ``exc`` (found at ``location``, or saying where itself) as skipped, or raise it."""
-        message = f"{location}: {exc}" if location is not None else str(exc)
+        message = f"{location}: {template(exc)}" if location is not None else template(exc)
         if not self.skip_invalid:
-            raise EvaluationError(f"{message} (--skip-invalid skips and counts bad {self.what})") from exc
+            raise EvaluationError(
+                f"{message} ({parameter('skip_invalid')} skips and counts bad {self.what})"
+            ) from exc
         self.count += 1
-        self.first = self.first or message
+        self.first = self.first or worded(message)
 
 
 def text_value(value: object) -> str | None:

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.records import TrialRecord
 from trialscore.runner.strategies import CaseResult, CaseVerdict, mean_verdict
 from trialscore.runner.suite import CaseSettings
@@ -468,10 +468,10 @@ class AdaptiveRule:
         >>> AdaptiveRule.choose(False, True, 0.05)
         Traceback (most recent call last):
         ...
-        trialscore.errors.EvaluationError: options: sequential needs adaptive (--adaptive)
+        trialscore.errors.EvaluationError: options: sequential needs adaptive (adaptive)
         """
         if sequential and not adaptive:
-            raise EvaluationError(f"{source}: sequential needs adaptive (--adaptive)")
+            raise EvaluationError(f"{source}: sequential needs adaptive ({parameter('adaptive')})")
         if not 0.0 < alpha < 1.0:
             raise EvaluationError(f"{source}: alpha must satisfy 0 < alpha < 1; got {alpha}")
         if not adaptive:

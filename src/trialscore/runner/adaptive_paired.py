@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import CaseOutcome, Unit
 from trialscore.runner.suite import CaseSettings
@@ -132,14 +132,14 @@ class PairedScheduler:
             base = comparison.counts.get(name)
             if base is None:
                 raise EvaluationError(
-                    f"--baseline {comparison.name!r}: target {name!r} has no trials in the baseline run; "
-                    "comparing while running needs every evaluated target in it"
+                    f"{parameter('baseline')} {comparison.name!r}: target {name!r} has no trials in the "
+                    "baseline run; comparing while running needs every evaluated target in it"
                 )
             compared = [(c, s) for c, s in cases if base.get(c, (0, 0))[0] > 0]
             if not compared:
                 raise EvaluationError(
-                    f"--baseline {comparison.name!r}: no case of the suite has a scored trial of target "
-                    f"{name!r} in the baseline run"
+                    f"{parameter('baseline')} {comparison.name!r}: no case of the suite has a scored trial "
+                    f"of target {name!r} in the baseline run"
                 )
             self._targets[name] = _Target(
                 name,

@@ -22,7 +22,7 @@ Threshold(metric='pass@k', k=5, tau=None, bar=0.8)
 >>> parse_threshold("pass@k=0.8")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-trialscore.errors.EvaluationError: --fail-under 'pass@k=0.8': metric pass@k needs its k, e.g. pass@1 ...
+trialscore.errors.EvaluationError: fail_under 'pass@k=0.8': metric pass@k needs its k, e.g. pass@1 ...
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from trialscore._record import Record
 from trialscore._words import plural
 from trialscore.core.metrics import METRICS, resolve_metric
-from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.errors import EvaluationError, InsufficientDataError, parameter, worded
 
 if TYPE_CHECKING:
     from trialscore.results.counts import GroupCounts, ItemCounts
@@ -83,7 +83,7 @@ def _bar(text: str, where: str) -> float:
 
 def parse_threshold(text: str) -> Threshold:
     """``METRIC=BAR`` as a :class:`Threshold` (an error naming the option, value and rule otherwise)."""
-    where = f"--fail-under {text!r}"
+    where = f"{parameter('fail_under')} {text!r}"
     name, sep, bar = text.rpartition("=")
     if not sep or not name.strip():
         raise EvaluationError(f"{where}: write METRIC=BAR, e.g. pass@1=0.8")
@@ -188,9 +188,10 @@ def threshold_gates(
                 detail = (
                     f"needs {bar.k} scored trials of every case; {_cases(short)} fewer "
                     f"({errored} of their trials errored; the fewest scored is {bank.min_trials}): "
-                    "errored trials are not failures: rerun (--retries N retries failing calls) or gate a "
-                    "smaller k"
+                    "errored trials are not failures: rerun "
+                    f"({parameter('retries')} N retries failing calls) or gate a smaller k"
                 )
+                detail = worded(detail)
                 out.append(
                     GateResult(
                         **common, value=None, rule=rule_text, passed=False, detail=detail, judged=False
@@ -222,7 +223,7 @@ def check_fits(thresholds: Sequence[Threshold], trials: dict[str, int]) -> None:
     >>> check_fits([parse_threshold("pass@3=0.5")], {"a": 5, "b": 2})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    trialscore.errors.EvaluationError: --fail-under pass@3=0.5: pass@3 needs 3 trials of every case; ...
+    trialscore.errors.EvaluationError: fail_under pass@3=0.5: pass@3 needs 3 trials of every case; ...
     """
     if not trials:
         return
@@ -231,15 +232,16 @@ def check_fits(thresholds: Sequence[Threshold], trials: dict[str, int]) -> None:
         if bar.k is not None and bar.k > fewest:
             short = [case for case, count in trials.items() if count < bar.k]
             raise EvaluationError(
-                f"--fail-under {bar.label}={bar.bar:g}: {bar.label} needs {bar.k} trials of every case; "
-                f"{_cases(short)} {fewest} planned (raise --trials, or gate a k of at most {fewest})"
+                f"{parameter('fail_under')} {bar.label}={bar.bar:g}: {bar.label} needs {bar.k} trials of "
+                f"every case; {_cases(short)} {fewest} planned (raise {parameter('trials')}, or gate a k of "
+                f"at most {fewest})"
             )
 
 
 def error_rate_gates(counts: ItemCounts, ceiling: float) -> list[GateResult]:
     """``--max-error-rate``: per target, errored trials over stored trials must not exceed ``ceiling``."""
     if not 0.0 <= ceiling <= 1.0:
-        raise EvaluationError(f"--max-error-rate must be a number from 0 to 1; got {ceiling!r}")
+        raise EvaluationError(f"{parameter('max_error_rate')} must be a number from 0 to 1; got {ceiling!r}")
     out = []
     for group in counts.groups():
         errored = int(group.errored.sum())
@@ -297,7 +299,11 @@ def baseline_gates(
             continue
         body = {"target": name, **result.to_dict()}
         bodies.append(body)
-        rule = "fails on a significant regression" if fail_on_regression else "reported only (no --fail-on)"
+        rule = (
+            "fails on a significant regression"
+            if fail_on_regression
+            else worded(f"reported only (no {parameter('fail_on')})")
+        )
         gates.append(
             GateResult(
                 "baseline",
@@ -335,7 +341,11 @@ def sequential_baseline_gates(
     for name, body in comparisons.items():
         bodies.append({"target": name, "sequential": True, **body})
         low, high = body["interval"]
-        rule = "fails on a settled regression" if fail_on_regression else "reported only (no --fail-on)"
+        rule = (
+            "fails on a settled regression"
+            if fail_on_regression
+            else worded(f"reported only (no {parameter('fail_on')})")
+        )
         gates.append(
             GateResult(
                 "baseline",

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from trialscore._words import plural
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.counts import PartialRun
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, LATEST, TrialStore, open_history
@@ -128,7 +128,8 @@ def resolve_inputs(
         name = str(missing[0])
         raise EvaluationError(
             f"{name}: no such file or folder, and no run store to look it up in (tried: the path "
-            f"{name!r}; a run id in store {str(where)!r}, which does not exist: name one with --store)"
+            f"{name!r}; a run id in store {str(where)!r}, which does not exist: name one with "
+            f"{parameter('store')})"
         )
     out: list[Path | RecordSource] = []
     with open_history(where) as opened:

@@ -81,7 +81,7 @@ from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
-from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.errors import EvaluationError, InsufficientDataError, parameter, worded
 from trialscore.stats import _scipy
 from trialscore.stats._pairing import Items, Run, matched, run_items
 from trialscore.stats.intervals import Interval, clustered_interval
@@ -252,10 +252,13 @@ def _few_items_note(items: int) -> tuple[str, ...]:
     else:
         low, high = SMALL_SUITE_RATES[measured]
         rate = f"measured {low:.2%}-{high:.2%} at alpha 0.05 with {measured} items, mostly conservative"
+    exact = parameter("estimand='items'")
     return (
-        f"few items ({items}, under {FEW_ITEMS}): the t-test's false-positive rate depends on the items' "
-        f"pass rates ({rate}; docs/stats.md); estimand='items' (compare --estimand items), the exact "
-        f"test of these items, is more powerful when each item has several trials",
+        worded(
+            f"few items ({items}, under {FEW_ITEMS}): the t-test's false-positive rate depends on the items' "
+            f"pass rates ({rate}; docs/stats.md); {exact}, the exact "
+            f"test of these items, is more powerful when each item has several trials"
+        ),
     )
 
 

@@ -33,7 +33,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.formats import (
     cases,
     deepeval,
@@ -243,6 +243,6 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
         every = "its only row is" if rows == 1 else f"all {rows} of its rows are"
         raise EvaluationError(
             f"no valid trials in {path}: {every} invalid and skipped "
-            "(without --skip-invalid the first is named)"
+            f"(without {parameter('skip_invalid')} the first is named)"
         )
     return fmt

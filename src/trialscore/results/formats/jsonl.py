@@ -19,7 +19,7 @@ import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter, template
 from trialscore.results.formats._text import (
     MAX_LINE_BYTES,
     first_line,
@@ -44,6 +44,8 @@ MAPS = (
 )
 SUFFIXES = (".jsonl", ".ndjson", ".json")
 
+#: The fields every trial record has: a file whose first object has them all is read as trial records.
+_RECORD_KEYS = frozenset({"case_id", "trial", "passed", "verdict"})
 #: DuckDB's default ``maximum_object_size`` for ``read_json`` (bytes): longer lines need a bigger one.
 _DUCKDB_JSON_OBJECT_BYTES = 16 * 2**20
 #: The longest JSON Lines line read (bytes); a longer one is named as too long, without being held.
@@ -81,24 +83,45 @@ def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
     return None, longest, longest_line
 
 
-def _json_keys(path: Path, count: int = 1000) -> list[str]:
-    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance."""
+def _json_keys(path: Path, count: int = 1000) -> tuple[list[str], bool]:
+    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance, and
+    whether the first of them is a trial record (it has every key of one)."""
     keys: dict[str, None] = {}
     nonblank = ((number, line) for number, line in lines(path, MAX_JSON_LINE_BYTES) if line.strip())
-    for number, line in itertools.islice(nonblank, count):
+    head = [
+        (number, line.decode("utf-8", errors="replace")) for number, line in itertools.islice(nonblank, count)
+    ]
+    objects = [value for value in _objects(path, head) if isinstance(value, dict)]
+    for value in objects:
+        keys.update(dict.fromkeys(value))
+    return list(keys), bool(objects) and _RECORD_KEYS <= objects[0].keys()
+
+
+def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
+    """The JSON value of each line that parses: all in one parse when each line is one ``{...}`` text
+    (no value can then straddle two lines), else line by line."""
+    texts = [text.strip() for _, text in head]
+    if all(text.startswith("{") and text.endswith("}") for text in texts):
         try:
-            value = parse_json(line.decode("utf-8", errors="replace"), f"{path} line {number}")
+            values = parse_json("[" + ",".join(texts) + "]", str(path))
+        except EvaluationError:
+            pass
+        else:
+            if isinstance(values, list) and len(values) == len(texts):
+                return values
+    out = []
+    for number, text in head:
+        try:
+            out.append(parse_json(text, f"{path} line {number}"))
         except EvaluationError:
             continue
-        if isinstance(value, dict):
-            keys.update(dict.fromkeys(value))
-    return list(keys)
+    return out
 
 
 def read(path: Path, sink: TrialSink) -> None:
-    """Count the trial rows of a JSON Lines file."""
+    """Count the trial rows of a JSON Lines file: the runner's trial records are held to their rules."""
     label = str(path)
-    names = _json_keys(path)
+    names, records = _json_keys(path)
     if not names:
         malformed, _, _ = _first_bad_json_line(path)
         raise EvaluationError(malformed or f"{label}: no JSON object among the first 1000 non-blank lines")
@@ -109,21 +132,24 @@ def read(path: Path, sink: TrialSink) -> None:
     def locate(index: int) -> str:
         return f"line {nonblank_line_number(path, index)}"
 
-    def relation(options: str = "") -> str:
-        return f"read_json({source}, format='newline_delimited', columns={columns}{options})"
+    def scan(options: str = "") -> None:
+        relation = f"read_json({source}, format='newline_delimited', columns={columns}{options})"
+        sink.keep(label, sink.count(label, relation, locate, types, records))
 
     try:
-        sink.scan(label, relation(), locate, types)
+        scan()
     except EngineError as exc:
         malformed, longest, longest_line = _first_bad_json_line(path)
         if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
             # Every line is a JSON object, one is longer than DuckDB reads by default: read with room for it.
-            sink.scan(label, relation(f", maximum_object_size={longest + 1024}"), locate, types)
+            scan(f", maximum_object_size={longest + 1024}")
             return
         if malformed is None:
             malformed = f"{label} (longest line {longest_line}): cannot read as JSON Lines: {exc.reason}"
         if not sink.skip_invalid:
-            raise EvaluationError(f"{malformed} (--skip-invalid skips and counts bad lines)") from exc
+            raise EvaluationError(
+                f"{template(malformed)} ({parameter('skip_invalid')} skips and counts bad lines)"
+            ) from exc
         earlier = sink.stats.first_skipped
-        sink.scan(label, relation(", ignore_errors=true"), locate, types)
+        scan(", ignore_errors=true")
         sink.name_first_skipped(earlier, malformed)

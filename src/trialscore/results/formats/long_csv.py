@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, overload
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.formats._text import first_line, head_text
 from trialscore.results.sink import EngineError
 from trialscore.results.tally import LongTable, quote_identifier, quote_literal
@@ -308,7 +308,9 @@ def _read_rows(path: Path, sink: TrialSink) -> None:
         table, bad, first_bad = _table(label, header, rows, sink)
     if first_bad is not None and not sink.skip_invalid:
         count = f"{bad} bad row{'s' if bad != 1 else ''}"
-        raise EvaluationError(f"{first_bad} ({count} in all; --skip-invalid skips and counts them)")
+        raise EvaluationError(
+            f"{first_bad} ({count} in all; {parameter('skip_invalid')} skips and counts them)"
+        )
     sink.scan_table(label, table)
 
 

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.results.formats import jsonl
 from trialscore.results.formats._text import head_text, load_json
 
@@ -68,7 +68,7 @@ def trials_file(path: Path) -> Path:
         trials = path / TRIALS
         if not trials.is_file():
             raise EvaluationError(
-                f"{path}: no {TRIALS} in this folder; give a folder `trialscore run --out` wrote "
+                f"{path}: no {TRIALS} in this folder; give a folder {parameter('run_suite(out=...)')} wrote "
                 f"({TRIALS}, {CASES}, {SUMMARY_FILE}) or the trials file itself"
             )
         return trials

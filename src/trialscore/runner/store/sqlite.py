@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trialscore.errors import EvaluationError, StoreError
+from trialscore.errors import EvaluationError, StoreError, parameter
 from trialscore.results.records import TrialRecord
 from trialscore.runner.failures import total_usd
 from trialscore.runner.store.runs import RUN_STATUSES, RunInfo, RunState, RunSummary, status_of
@@ -74,13 +74,13 @@ _OUTPUT = {"output"}
 #: What to do about a damaged store file.
 _DAMAGED = (
     "the file is damaged or is not a run store: restore it from a copy, salvage what is readable with "
-    "`sqlite3 STORE .recover`, or name another store with --store"
+    f"`sqlite3 STORE .recover`, or name another store with {parameter('store')}"
 )
 #: What to do, by SQLite's primary result code (the last word of its error name).
 _ADVICE = {
     "FULL": "free space on its disk",
     "READONLY": "it cannot be written (read-only file, folder or mount): reading commands still read it; "
-    "to run, copy it somewhere writable or name another store with --store",
+    f"to run, copy it somewhere writable or name another store with {parameter('store')}",
     "CANTOPEN": "check that the file and its folder exist and can be read (and written, to run)",
     "CORRUPT": _DAMAGED,
     "NOTADB": _DAMAGED,
@@ -120,7 +120,7 @@ def store_error(path: Path, what: str, exc: BaseException) -> StoreError:
         advice = "check that its folder exists and can be written"
     else:
         reason = str(exc)
-        advice = _ADVICE.get(code, "check the file, or name another store with --store")
+        advice = _ADVICE.get(code, f"check the file, or name another store with {parameter('store')}")
     return StoreError(f"store {str(path)!r}: cannot {what}: {reason}; {advice}")
 
 
@@ -199,7 +199,7 @@ class TrialStore:
                     raise StoreError(
                         f"store {str(self.path)!r}: cannot open the SQLite run store: it is not a "
                         "trialscore run store (no runs and trials tables); name the store `trialscore run` "
-                        "wrote with --store"
+                        f"wrote with {parameter('store')}"
                     )
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -490,7 +490,7 @@ def open_history(path: str | Path) -> Iterator[TrialStore]:
     if not path.is_file():
         raise EvaluationError(
             f"no run store at {str(path)!r}: `trialscore run` writes its runs there "
-            "(or name one with --store)"
+            f"(or name one with {parameter('store')})"
         )
     store = TrialStore(path, readonly=True)
     try:
