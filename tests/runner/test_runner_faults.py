@@ -333,6 +333,54 @@ def test_a_target_timeout_kills_the_whole_process_group(tmp_path: Path, shape: s
     assert grandchildren and not wait_gone(grandchildren)
 
 
+def tagged(tag: str) -> list[int]:
+    """The processes whose environment carries the runner's program tag ``tag``."""
+    from trialscore.runner.reaper import TAG_ENV
+
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if f"{TAG_ENV}={tag}".encode() in environ:
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(60)  # the cancelled call must end: a wait for a program nobody kills fails here
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+def test_a_call_cancelled_while_its_program_starts_ends_it_and_its_children(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, turns: int
+) -> None:
+    """Ctrl-C or SIGTERM can land while a program is being started; the call then lets the start
+    finish and ends the program with everything it began (nothing is left for a later wait)."""
+    from trialscore.runner import reaper
+    from trialscore.runner.targets import command
+
+    tag = f"cancel-test-{os.getpid()}-{turns}"
+    monkeypatch.setattr(command, "new_tag", lambda: tag)
+    pids = tmp_path / "pids"
+
+    async def cancel_early() -> None:
+        call = asyncio.ensure_future(
+            command.run_program(("sh", "-c", FORKING["waits"].format(pids=pids)), "", {}, tmp_path)
+        )
+        for _ in range(turns):  # cancel at a different point of the start each time
+            await asyncio.sleep(0)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancel_early())
+    deadline = time.monotonic() + 10
+    while tagged(tag) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not tagged(tag)  # the shell and its sleeping child are gone
+    assert not reaper._running  # no program left registered as running
+
+
 @pytest.mark.timeout(60)  # a hang fails as a timeout, never a slow machine
 def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
     from trialscore.runner.graders import GraderError

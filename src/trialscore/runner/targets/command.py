@@ -147,6 +147,21 @@ async def _read_tail(stream: asyncio.StreamReader | None, keep: int) -> bytes:
     return bytes(tail)
 
 
+async def _end_started(
+    creating: asyncio.Future[asyncio.subprocess.Process], tag: str, running: Callable[[int], None]
+) -> None:
+    """End the program a cancelled call was starting, once it has started (or failed to)."""
+    try:
+        process = await creating
+    except (OSError, asyncio.CancelledError):
+        return
+    running(process.pid)
+    end_program(process.pid, tag, reaped=False)
+    await _reap(process)
+    if process.returncode is not None:
+        forget(process.pid)
+
+
 async def run_program(
     argv: tuple[str, ...],
     stdin: str,
@@ -175,8 +190,8 @@ async def run_program(
     """
     tag = new_tag()
     with started() as running:
-        try:
-            process = await asyncio.create_subprocess_exec(
+        creating = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
                 *argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -185,6 +200,15 @@ async def run_program(
                 cwd=cwd,
                 start_new_session=True,
             )
+        )
+        try:
+            # Shielded: a call cancelled while its program starts (Ctrl-C, SIGTERM) lets the start
+            # finish, then ends the program and all it began like any other (asyncio would kill the
+            # program alone, leave its children running, and could wait for its exit for ever).
+            process = await asyncio.shield(creating)
+        except asyncio.CancelledError:
+            await _end_started(creating, tag, running)
+            raise
         except OSError as exc:
             raise TargetError(f"cannot start {argv[0]!r}: {exc.strerror or exc}") from exc
         running(process.pid)
