@@ -215,22 +215,33 @@ class PairedDesign:
     def baseline_half_width(self) -> float:
         """The last look's half-width were the candidate's rates known exactly: the baseline's own noise.
 
-        Its trial noise (Jeffreys) at the last boundary: no number of candidate trials gets below it.
+        The baseline's part of the variance as the interval estimates it (unbiased per case,
+        Jeffreys for a single trial, floored alike) at the last boundary: no number of candidate
+        trials gets the interval below it.
         """
-        m, y = self.trials, self.passes
-        noise = float(((y + 0.5) * (m - y + 0.5) / ((m + 1.0) * (m + 2.0) * m)).sum())
-        return float(self.bounds[-1]) * math.sqrt(noise) / self.cases
+        m, y = self.trials.astype(np.float64), self.passes.astype(np.float64)
+        jeffreys = (y + 0.5) * (m - y + 0.5) / ((m + 1.0) * (m + 2.0) * m)
+        own = np.where(m > 1, y * (m - y) / (m * m * np.maximum(m - 1, 1)), jeffreys)
+        variance = max(float(own.sum()), FLOOR_SHARE * float(jeffreys.sum()))
+        return float(self.bounds[-1]) * math.sqrt(variance) / self.cases
 
-    def intervals(self, passes: ArrayLike, counts: ArrayLike) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Estimate and repeated confidence interval at each of the first looks.
+    def intervals(
+        self, passes: ArrayLike, counts: ArrayLike, start: int = 0
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Estimate and repeated confidence interval at looks ``start, start + 1, ...``.
 
         ``passes`` and ``counts`` (``[runs x] looks x cases``) are the candidate's passes and scored
-        trials of each case at looks ``0, 1, ...``; every count must be at least 1.  Returns the
-        arrays ``(estimate, low, high)``, one entry per look (and run).
+        trials of each case at those looks; every count must be at least 1.  Returns the arrays
+        ``(estimate, low, high)``, one entry per look (and run).
         """
         x = np.asarray(passes, dtype=np.float64)
         n = np.asarray(counts, dtype=np.float64)
-        if x.ndim < 2 or x.shape != n.shape or x.shape[-1] != self.cases or x.shape[-2] > self.bounds.size:
+        if (
+            x.ndim < 2
+            or x.shape != n.shape
+            or x.shape[-1] != self.cases
+            or start + x.shape[-2] > self.bounds.size
+        ):
             raise EvaluationError(
                 f"passes and counts must both be looks x cases with at most {self.bounds.size} looks and "
                 f"{self.cases} cases; got shapes {x.shape} and {n.shape}"
@@ -260,7 +271,7 @@ class PairedDesign:
         variance = fixed + centred.sum(axis=-1)
         finite = spread > 0
         df = variance**2 / np.where(finite, spread, 1.0)
-        bound = np.broadcast_to(self.bounds[: x.shape[-2]], estimate.shape)
+        bound = np.broadcast_to(self.bounds[start : start + x.shape[-2]], estimate.shape)
         critical = np.where(finite, _scipy.stdtrit(np.where(finite, df, 1.0), _scipy.ndtr(bound)), bound)
         # the interval: M^2 (estimate - delta)^2 <= c^2 (fixed + sum over single of (d_i - delta)^2)
         cases = self.cases
@@ -423,7 +434,7 @@ class SequentialComparison:
             if final:
                 self.unscored, self.ended = int(np.argmax(counts == 0)), True
             return  # a case without a scored trial: this look cannot be read
-        estimate, low, high = self.design.intervals(passes[None, :], counts[None, :])
+        estimate, low, high = self.design.intervals(passes[None, :], counts[None, :], look)
         self.looks_read += 1
         self._estimate, self._interval = float(estimate[0]), (float(low[0]), float(high[0]))
         code = int(verdicts(low, high, self.margin)[0])
