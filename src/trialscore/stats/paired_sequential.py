@@ -60,7 +60,7 @@ chance of a wrong one is at most :math:`\alpha`, to the accuracy of the normal a
 checked by seeded null simulation (tests/stats/test_stats_paired_sequential.py).  The guarantee is
 not the nonasymptotic one of a betting confidence sequence: by Ville's inequality such a sequence
 needs about :math:`\sqrt{2 \log(2/\alpha)} = 2.72` standard errors where this design needs about 2.2
-at the last look, which at 20 cases halves the power of a trial budget (docs/stats.md).
+at the last look, which at 20 cases costs 10-20 points of power (docs/stats.md).
 
 Assumptions: each run's trials of a case are independent draws of its pass rate; an errored
 candidate trial is left out (the case has one trial fewer), which is valid when erroring does not
