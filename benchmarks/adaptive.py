@@ -27,15 +27,18 @@
 (d) Small suites (issue 23): 20 cases, a 10-trial baseline, a candidate budget of 10 trials per case,
     every case's rate dropped by one shift (clipped) so that the mean drops by 0.1, on the mixture
     (40% at 1, 20% at 0, 40% uniform) and on Beta(4, 2) cases; and no change.  Printed: the share of
-    regression verdicts, no_difference verdicts, undecided runs, which run ran out, and the mean
-    candidate trials, beside the fixed design with the same budget (every case's 10 candidate trials
-    against its 10 baseline trials, compare's paired t-test).
+    regression verdicts (against the fixed design with the same budget: every case's 10 candidate
+    trials against its 10 baseline trials, compare's paired t-test; as a ratio and in points, target
+    at least the fixed design's less 5 points), wrong and no_difference verdicts under no change,
+    undecided runs, and the mean candidate trials as a ratio of the fixed design's 200; then
+    no_difference under no change at a margin 20 cases can reach.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 import tempfile
 import time
@@ -141,36 +144,29 @@ def compare_sequential(runs: int) -> None:
 
 
 def paired_runs(
-    base: np.ndarray, cand: np.ndarray, cap: int, runs: int, seed: int = 5
-) -> list[tuple[int, str, str | None]]:
-    """Per sequential comparison: candidate trials, verdict (or undecided) and which run ran out."""
-    from trialscore.stats.paired_sequential import SequentialComparison
+    base: np.ndarray, cand: np.ndarray, cap: int, runs: int, seed: int = 5, margin: float = 0.05
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per sequential comparison (each with its own baseline run): verdict code and candidate trials.
+
+    Codes as ``stats.paired_sequential.verdicts``: 0 regression, 1 improvement, 2 no_difference,
+    -1 undecided (every case ran its ``cap`` planned trials).
+    """
+    from trialscore.stats.paired_sequential import PairedDesign
 
     rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(runs):
-        baseline = rng.random((base.size, cap)) < base[:, None]
-        used = np.zeros(base.size, dtype=int)
-        caps = [cap] * base.size
-        comparison = SequentialComparison(base.size, alpha=0.05, margin=0.05, baseline=caps, trials=caps)
-        trials = 0
-        while comparison.verdict() is None:
-            draw = comparison.draw(float(rng.random()))
-            if draw.block == 0:
-                break
-            y = baseline[draw.case, used[draw.case] : used[draw.case] + draw.block].mean()
-            used[draw.case] += draw.block
-            trials += 1
-            comparison.observe(draw, float(rng.random() < cand[draw.case]) - float(y))
-        ran_out = comparison.ran_out_of[0] if comparison.ran_out_of else None
-        out.append((trials, str(comparison.verdict() or "undecided"), ran_out))
-    return out
+    codes, trials = np.empty(runs, dtype=int), np.empty(runs, dtype=int)
+    for r in range(runs):
+        passes = rng.binomial(cap, base)
+        design = PairedDesign([cap] * base.size, passes.tolist(), [cap] * base.size, alpha=0.05, seed=r)
+        code, spent = design.simulate(cand, margin, 1, rng)
+        codes[r], trials[r] = code[0], spent[0]
+    return codes, trials
 
 
 def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tuple[float, float]:
     """Mean candidate trials and share of regression verdicts of the sequential comparison."""
-    done = paired_runs(base, cand, cap, runs)
-    return float(np.mean([t for t, _, _ in done])), sum(v == "regression" for _, v, _ in done) / runs
+    codes, trials = paired_runs(base, cand, cap, runs)
+    return float(trials.mean()), float((codes == 0).mean())
 
 
 def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs: int) -> float:
@@ -222,25 +218,55 @@ def small_suites(runs: int) -> None:
         "mixture": np.r_[np.ones(8), np.zeros(4), rng.uniform(0, 1, 8)],
         "Beta(4, 2)": rng.beta(4, 2, 20),
     }
+    error = 100 * math.sqrt(0.25 / runs)
+    print(
+        f"(d) 20 cases, 10-trial baseline, 10 planned trials a case; {runs} comparisons a cell "
+        f"(Monte Carlo standard error at most {error:.1f} points a share)"
+    )
     for name, base in populations.items():
         low, high = -1.0, 0.0
         for _ in range(60):  # the shift whose clipped mean change is -0.1
             mid = (low + high) / 2
             low, high = (mid, high) if np.mean(np.clip(base + mid, 0, 1) - base) < -0.1 else (low, mid)
         for label, cand in (("drop 0.1", np.clip(base + low, 0, 1)), ("no change", base)):
-            done = paired_runs(base, cand, 10, runs, seed=29)
+            codes, trials = paired_runs(base, cand, 10, runs, seed=29)
             share = {
-                v: sum(verdict == v for _, verdict, _ in done) / runs for v in ("regression", "no_difference")
+                v: float((codes == code).mean())
+                for code, v in (
+                    (0, "regression"),
+                    (1, "improvement"),
+                    (2, "no_difference"),
+                    (-1, "undecided"),
+                )
             }
-            out_of = {r: sum(ran == r for _, _, ran in done) for r in ("baseline", "candidate")}
             fixed = fixed_power(base, cand, 10, 10, runs)
+            mean = float(trials.mean())
+            if label == "drop 0.1":
+                ratio = share["regression"] / fixed if fixed else float("nan")
+                mark = "ok" if share["regression"] >= fixed - 0.05 else "MISS"
+                verdicts = (
+                    f"regression {share['regression']:.1%} vs fixed {fixed:.1%}: power ratio {ratio:.2f}, "
+                    f"{100 * (share['regression'] - fixed):+.1f} points (target >= -5) {mark}"
+                )
+            else:
+                verdicts = (
+                    f"wrong verdicts {share['regression'] + share['improvement']:.1%} (fixed "
+                    f"{fixed:.1%} regressions), no_difference {share['no_difference']:.1%}"
+                )
             print(
-                f"(d) 20 cases, {name}, {label}: sequential regression {share['regression']:.1%}, "
-                f"no_difference {share['no_difference']:.1%}, "
-                f"mean {np.mean([t for t, _, _ in done]):.0f} of 200 trials; ran out of the baseline in "
-                f"{out_of['baseline']}, of candidate trials in {out_of['candidate']} of {runs}; "
-                f"fixed design (200 trials) regression {fixed:.1%}"
+                f"    {name}, {label}: {verdicts}; undecided {share['undecided']:.1%} (every case ran its "
+                f"planned trials); mean {mean:.0f} of 200 trials: trials ratio {mean / 200:.2f}"
             )
+    from trialscore.stats.paired_sequential import PairedDesign
+
+    base = populations["mixture"]
+    floor = PairedDesign([10] * 20, (10 * base).round().astype(int).tolist(), [10] * 20).baseline_half_width
+    for margin in (0.05, 0.1):
+        codes, trials = paired_runs(base, base, 10, runs, seed=31, margin=margin)
+        print(
+            f"    mixture, no change, margin {margin:g}: no_difference {float((codes == 2).mean()):.1%} with "
+            f"{float(trials.mean()):.0f} of 200 trials (the baseline's own noise alone leaves +/-{floor:.3f})"
+        )
 
 
 def main() -> None:
@@ -251,7 +277,7 @@ def main() -> None:
     compare_runs(50 if args.quick else 100)
     compare_sequential(500 if args.quick else 2000)
     compare_paired_sequential(50 if args.quick else 200)
-    small_suites(50 if args.quick else 200)
+    small_suites(200 if args.quick else 2000)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Comparing while running: ``run --baseline RUN --adaptive`` stops on the anytime-valid paired verdict."""
+"""Comparing while running: ``run --baseline RUN --adaptive`` stops on the sequential paired verdict."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
+from trialscore.runner.adaptive import Unit
 from trialscore.runner.adaptive_paired import BaselineComparison, PairedScheduler
 from trialscore.runner.gates import sequential_baseline_gates
 from trialscore.runner.suite import CaseSettings
@@ -95,32 +96,62 @@ def _settings(trials: int) -> CaseSettings:
     return CaseSettings(trials, "mean", None, 60.0, 2, 0.5, 0.5, None)
 
 
+def _drive(sched: PairedScheduler, passed: dict[str, bool]) -> list[Unit]:
+    """Run every unit the scheduler hands out, two in flight at a time; each case always passes or fails."""
+    units: list[Unit] = []
+    flight: list[Unit] = []
+    while True:
+        while len(flight) < 2 and (unit := sched.start()) is not None:
+            flight.append(unit)
+        if not flight:
+            return units
+        unit = flight.pop(0)
+        units.append(unit)
+        ok = passed[unit.case_id]
+        record = TrialRecord(
+            case_id=unit.case_id, trial=unit.trial, passed=ok, verdict="pass" if ok else "fail"
+        )
+        sched.finish(unit, record)
+
+
 def test_the_scheduler_runs_only_compared_cases_and_states_why_it_stopped() -> None:
+    """No change: every case runs its planned trials; it ends undecided and says what would help."""
     base = BaselineComparison("b", {"m": {"a": (3, 3), "b": (3, 0)}}, margin=0.0)
     cases = [("a", _settings(10)), ("b", _settings(10)), ("c", _settings(10))]
     sched = PairedScheduler(cases, ["m"], base, seed=2)
-    units = []
-    while (unit := sched.start()) is not None:
-        units.append(unit)
-        sched.finish(
-            unit, TrialRecord(case_id=unit.case_id, trial=unit.trial, passed=True, verdict="pass", score=1.0)
-        )
-    assert {u.case_id for u in units} <= {"a", "b"}  # c is not in the baseline: not compared, not run
-    assert max(u.trial for u in units) <= 2  # no more trials of a case than the baseline has
+    units = _drive(sched, {"a": True, "b": False})
+    assert {u.case_id for u in units} == {"a", "b"}  # c is not in the baseline: not compared, not run
+    assert len(units) == 20  # more candidate trials than the baseline has: the baseline never runs out
     report = sched.report()["m"]
     assert report["stopped_because"] == "trials ran out" and report["verdict"] == "undecided"
-    # which run ran out, for which case, and what it would take (issue 29.8)
-    assert report["ran_out"]["run"] == "baseline" and report["ran_out"]["baseline_trials"] == 3
-    assert (
-        "more trials per case" in report["ran_out"]["advice"]
-        and "without --adaptive" in report["ran_out"]["advice"]
-    )
+    assert report["looks_read"] == report["looks_planned"] and report["trials_scored"] == 20
+    low, high = report["interval"]
+    assert low < 0 < high and report["interval_kind"] == "repeated 95% confidence interval"
+    # which run ran out (the candidate's planned trials), and what would help (issue 23.1)
+    ran_out = report["ran_out"]
+    assert ran_out["run"] == "candidate" and ran_out["trials_planned"] == 20
+    assert 0 < ran_out["baseline_half_width"] <= ran_out["half_width"]
+    assert "a baseline with more trials per case" in ran_out["advice"]
     assert report["undecided_gate"].startswith("undecided never fails the gate")
     (gate,), _ = sequential_baseline_gates({"m": report}, True)
-    assert gate.passed and "baseline run 'b' has 3 trials of case" in gate.detail
-    assert "undecided never fails the gate" in gate.detail
+    assert gate.passed and "every case ran its planned candidate trials" in gate.detail
+    assert (
+        "undecided never fails the gate" in gate.detail and "repeated 95% confidence interval" in gate.detail
+    )
     assert report["cases_compared"] == 2 and report["trials_fixed_design"] == 20
     assert sched.exhausted and sched.in_flight == 0 and sched.saved == 30 - len(units)
+
+
+def test_a_small_suite_with_a_short_baseline_settles_a_regression() -> None:
+    """20 cases, 3 baseline trials each, 10 planned: the old design ran out of baseline trials here."""
+    counts = {f"c{i}": (3, 3 if i < 12 else 2) for i in range(20)}
+    base = BaselineComparison("b", {"m": counts}, margin=0.05)
+    sched = PairedScheduler([(c, _settings(10)) for c in counts], ["m"], base, seed=1)
+    units = _drive(sched, {c: int(c[1:]) < 6 for c in counts})  # 14 of 20 cases now fail
+    report = sched.report()["m"]
+    assert report["verdict"] == "regression" and report["stopped_because"] == "verdict settled"
+    assert report["interval"][1] < 0 and report["ran_out"] is None
+    assert len(units) == report["trials_run"] < 200 and sched.exhausted
 
 
 def test_errored_trials_are_not_pairs_and_a_missing_target_is_bad_input() -> None:
@@ -129,6 +160,6 @@ def test_errored_trials_are_not_pairs_and_a_missing_target_is_bad_input() -> Non
     unit = sched.start()
     assert unit is not None
     sched.finish(unit, TrialRecord(case_id="a", trial=unit.trial, passed=None, verdict="error", error="boom"))
-    assert sched._targets["m"].comparison.observed == 0  # an errored trial is no failed pair
+    assert sched._targets["m"].comparison.observed == 0  # an errored trial is no failed trial
     with pytest.raises(EvaluationError, match="target 'x' has no trials in the baseline run"):
         PairedScheduler([("a", _settings(5))], ["x"], base)

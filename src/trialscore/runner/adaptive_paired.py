@@ -2,23 +2,21 @@
 
 ``trialscore run suite.yaml --baseline RUN --adaptive``: per target, a
 :class:`~trialscore.stats.paired_sequential.SequentialComparison` over the cases both runs hold
-chooses which case the next trial goes to (where the paired difference is still uncertain),
-pairs each candidate trial with a block of baseline trials of that case not used before (the
-comparison sizes the block: large while few further draws of the case are expected), and stops the
-target's trials once its anytime-valid verdict (``regression``, ``improvement`` or
-``no_difference`` within the margin) is settled.  The comparison also ends, unsettled, when the
-case it drew has no trial left (its planned trial count, or no unused baseline trial of it).
+hands out the candidate's trials in an order fixed by the baseline before the first trial (every
+case once, then where the baseline says the difference is least certain), compares each case's
+candidate trials with all of the baseline's trials of it (the baseline never runs out), reads the
+paired interval at planned looks, and stops the target's trials once the verdict (``regression``,
+``improvement`` or ``no_difference`` within the margin) is settled.  Otherwise the comparison ends
+``undecided`` when every case has run its planned trials (the last look), or a budget stops it.
 
 :class:`PairedScheduler` has the seam of :class:`~trialscore.runner.adaptive.Scheduler`
 (``start``/``finish``/``drop``/``in_flight``/``exhausted``/``outcome``), so every backend leases
-its units the same way.  A block is set aside when its unit starts and drawn when it finishes, in
-a random order drawn from the case's counts (the pass/fail outcomes of a case's trials are
-exchangeable), seeded by the run.
+its units the same way.  A look is read once every trial handed out before it has finished, so
+the verdict does not depend on which trials finish first.
 """
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,7 +29,7 @@ from trialscore.stats.paired_sequential import Draw, SequentialComparison
 
 __all__ = ["UNDECIDED_GATE", "BaselineComparison", "PairedScheduler", "StopCause", "stop_note"]
 
-#: Why a target's comparison stopped: its verdict settled, a drawn case had no trial left, or a budget.
+#: Why a target's comparison stopped: its verdict settled, every case ran its planned trials, or a budget.
 StopCause = Literal["verdict settled", "trials ran out", "budget", "running"]
 
 #: How a gate treats an unsettled comparison (stated in every report and gate line).
@@ -78,13 +76,10 @@ class BaselineComparison:
 @dataclass
 class _Target:
     name: str
-    order: int
     cases: list[str]  # compared case ids, in suite order
-    baseline: list[list[int]]  # [trials left, passes left] of each case's baseline
     comparison: SequentialComparison
     started: list[int] = field(default_factory=list)
     in_flight: dict[tuple[str, int], Draw] = field(default_factory=dict)
-    finished: int = 0
     wasted: int = 0
     cause: StopCause = "running"
 
@@ -101,7 +96,7 @@ class PairedScheduler:
     comparison : BaselineComparison
         The baseline's counts, the margin and alpha.
     seed : int
-        Seeds the case draws and the order the baseline's trials are used in.
+        Shuffles the order of each comparison's first round.
 
     Examples
     --------
@@ -125,10 +120,9 @@ class PairedScheduler:
         seed: int = 0,
     ) -> None:
         self.comparison = comparison
-        self._rng = random.Random(seed)
         self._planned = {case_id: settings.trials for case_id, settings in cases}
         self._targets: dict[str, _Target] = {}
-        for order, name in enumerate(targets):
+        for name in targets:
             base = comparison.counts.get(name)
             if base is None:
                 raise EvaluationError(
@@ -143,15 +137,13 @@ class PairedScheduler:
                 )
             self._targets[name] = _Target(
                 name,
-                order,
                 [c for c, _ in compared],
-                [[base[c][0], base[c][1]] for c, _ in compared],
                 SequentialComparison(
-                    len(compared),
+                    [base[c] for c, _ in compared],
+                    [s.trials for _, s in compared],
                     comparison.alpha,
                     comparison.margin,
-                    baseline=[base[c][0] for c, _ in compared],
-                    trials=[s.trials for _, s in compared],
+                    seed=seed,
                 ),
                 [0] * len(compared),
             )
@@ -159,7 +151,7 @@ class PairedScheduler:
         self._turn = 0
 
     def _open(self, target: _Target) -> bool:
-        return target.cause == "running" and target.comparison.verdict() is None
+        return target.cause == "running" and not target.comparison.settled
 
     def start(self) -> Unit | None:
         """The next unit (marked in flight), or None when no target's comparison wants another trial now."""
@@ -168,9 +160,8 @@ class PairedScheduler:
             target = self._targets[names[(self._turn + step) % len(names)]]
             if not self._open(target):
                 continue
-            draw = target.comparison.draw(self._rng.random())
-            if draw.block == 0:
-                target.cause = "trials ran out"
+            draw = target.comparison.draw()
+            if draw is None:  # every planned trial handed out: the last looks wait for those in flight
                 continue
             index = draw.case
             trial = target.started[index]
@@ -182,43 +173,28 @@ class PairedScheduler:
             return Unit(target.name, case_id, trial)
         return None
 
-    def _baseline_rate(self, target: _Target, draw: Draw) -> float:
-        """The pass rate of the draw's block of baseline trials, drawn without replacement from the unused."""
-        left = target.baseline[draw.case]
-        passes = 0
-        for _ in range(draw.block):
-            passed = int(self._rng.random() * left[0] < left[1])
-            left[0] -= 1
-            left[1] -= passed
-            passes += passed
-        return passes / draw.block
-
     def finish(self, unit: Unit, record: TrialRecord) -> None:
-        """Record a finished trial: its paired difference goes into the target's comparison."""
+        """A finished trial's outcome goes into the target's comparison (an errored one is left out)."""
         target = self._targets[unit.target]
         draw = target.in_flight.pop((unit.case_id, unit.trial))
         self.in_flight -= 1
-        target.finished += 1
-        if target.comparison.verdict() is not None:
+        if target.comparison.settled:
             target.wasted += 1
-        difference = None
-        if not record.errored:  # an errored trial voids its draw; its baseline block stays unused
-            difference = float(record.passed is True) - self._baseline_rate(target, draw)
-        target.comparison.observe(draw, difference)
+        target.comparison.observe(draw, None if record.errored else record.passed is True)
 
     def drop(self, target: str, case_id: str, unit: Unit | None = None) -> int:
         """A budget stops this case: the target's comparison ends (unsettled); returns 0 trials dropped.
 
-        ``unit``, just handed out by :meth:`start` and not started, is voided in the comparison.
+        ``unit``, just handed out by :meth:`start` and not started, never runs.
         """
         state = self._targets[target]
+        if self._open(state):
+            state.cause = "budget"
         if unit is not None:
             draw = state.in_flight.pop((unit.case_id, unit.trial))
             self.in_flight -= 1
             state.started[draw.case] -= 1
             state.comparison.cancel(draw)
-        if self._open(state):
-            state.cause = "budget"
         return 0
 
     @property
@@ -245,48 +221,72 @@ class PairedScheduler:
         return CaseOutcome(None, None, started, self._planned[case_id], 0)
 
     def report(self) -> dict[str, dict[str, Any]]:
-        """Per target: the verdict, its anytime-valid interval, alpha, margin, trials, why it stopped."""
+        """Per target: the verdict, its repeated interval, alpha, margin, trials, looks, why it stopped."""
         out = {}
         for name, target in self._targets.items():
             comparison = target.comparison
             settled = comparison.verdict()
-            cause: StopCause = "verdict settled" if settled is not None else target.cause
+            cause: StopCause = target.cause
+            if settled is not None:
+                cause = "verdict settled"
+            elif comparison.ended and cause == "running":
+                cause = "trials ran out"
             low, high = comparison.interval()
-            ran_out = None
-            if cause == "trials ran out" and comparison.ran_out_of is not None:
-                ran_out = self._ran_out(target, *comparison.ran_out_of)
             out[name] = {
                 "verdict": settled or "undecided",
                 "interval": [low, high],
+                "interval_kind": f"repeated {1 - self.comparison.alpha:.0%} confidence interval",
                 "alpha": self.comparison.alpha,
                 "margin": self.comparison.margin,
                 "parameter": "mean over the compared cases of (candidate - baseline) pass rate",
                 "cases_compared": len(target.cases),
                 "trials_run": sum(target.started),
                 "trials_fixed_design": sum(self._planned[c] for c in target.cases),
-                "pairs_observed": comparison.observed,
+                "trials_scored": comparison.observed,
+                "looks_read": comparison.looks_read,
+                "looks_planned": len(comparison.design.positions),
                 "stopped_because": cause,
-                "ran_out": ran_out,
+                "ran_out": self._ran_out(target) if cause == "trials ran out" else None,
                 "undecided_gate": UNDECIDED_GATE,
                 "baseline": self.comparison.name,
             }
         return out
 
-    def _ran_out(self, target: _Target, run: str, index: int) -> dict[str, Any]:
-        """Which run had no trial left for which case, and what would have let the comparison go on."""
-        case = target.cases[index]
-        baseline_trials = self.comparison.counts[target.name][case][0]
-        planned = self._planned[case]
-        if run == "baseline":
-            advice = (
-                f"the baseline run {self.comparison.name!r} has {baseline_trials} trials of case "
-                f"{case!r} and every one was paired: a baseline with more trials per case (at least "
-                f"twice the {planned} planned here), or a full run without --adaptive compared with "
-                f"trialscore compare, which uses every planned trial"
+    def _ran_out(self, target: _Target) -> dict[str, Any]:
+        """Which run ran out (the candidate's planned trials: the baseline never does) and what would help."""
+        comparison = target.comparison
+        if comparison.unscored is not None:
+            case = target.cases[comparison.unscored]
+            return {
+                "run": "candidate",
+                "case": case,
+                "advice": f"case {case!r} has no scored candidate trial (every one errored), so no look "
+                "could be read; fix the errors and run again",
+            }
+        low, high = comparison.interval()
+        half = (high - low) / 2
+        floor = comparison.design.baseline_half_width
+        held = (
+            f"holds 0 and reaches past the margin {self.comparison.margin:g}"
+            if self.comparison.margin > 0
+            else "holds 0"
+        )
+        if floor >= 0.8 * half:
+            what = (
+                f"the baseline {self.comparison.name!r}'s own trials set most of that width (+/-{floor:.2g} "
+                "however many candidate trials run): a baseline with more trials per case would narrow it"
             )
         else:
-            advice = (
-                f"case {case!r} ran all its {planned} planned candidate trials: more trials per case in the "
-                f"suite would let the comparison go on"
+            what = (
+                f"more trials per case in the suite would narrow it, to no less than +/-{floor:.2g} (the "
+                f"baseline {self.comparison.name!r}'s own noise; a baseline with more trials per case "
+                "lowers that)"
             )
-        return {"run": run, "case": case, "baseline_trials": baseline_trials, "advice": advice}
+        return {
+            "run": "candidate",
+            "trials_planned": sum(self._planned[c] for c in target.cases),
+            "half_width": half,
+            "baseline_half_width": floor,
+            "advice": f"every case ran its planned candidate trials; the last look's interval "
+            f"[{low:.3g}, {high:.3g}] still {held}; {what}",
+        }

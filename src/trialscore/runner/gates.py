@@ -326,14 +326,15 @@ def sequential_baseline_gates(
 ) -> tuple[list[GateResult], list[dict[str, Any]]]:
     """The baseline gate of a run compared with its baseline while it ran (``--baseline RUN --adaptive``).
 
-    The verdict is the anytime-valid one the run stopped on (:mod:`trialscore.runner.adaptive_paired`),
+    The verdict is the sequential one the run stopped on (:mod:`trialscore.runner.adaptive_paired`),
     not a fixed-design test of the trials it chose to run; ``undecided`` never fails the gate.
 
     >>> body = {"verdict": "regression", "interval": [-0.3, -0.1], "alpha": 0.05, "margin": 0.05,
-    ...         "trials_run": 40, "trials_fixed_design": 100, "stopped_because": "verdict settled"}
+    ...         "interval_kind": "repeated 95% confidence interval", "trials_run": 40,
+    ...         "trials_fixed_design": 100, "stopped_because": "verdict settled"}
     >>> gate = sequential_baseline_gates({"m": body}, True)[0][0]
     >>> gate.passed, gate.detail.split(";")[0]
-    (False, 'regression: anytime-valid 95% interval [-0.3, -0.1] (alpha 0.05)')
+    (False, 'regression: repeated 95% confidence interval [-0.3, -0.1] (alpha 0.05)')
     """
     from trialscore.runner.adaptive_paired import stop_note
 
@@ -355,7 +356,7 @@ def sequential_baseline_gates(
                 None,
                 rule,
                 not (fail_on_regression and body["verdict"] == "regression"),
-                f"{body['verdict']}: anytime-valid {1 - body['alpha']:.0%} interval [{low:.4g}, {high:.4g}] "
+                f"{body['verdict']}: {body['interval_kind']} [{low:.4g}, {high:.4g}] "
                 f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
                 f"{body['stopped_because']}{stop_note(body)}",
             )

@@ -112,7 +112,7 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             low, high = body["interval"]
             console.print(
                 f"compared with baseline {escape(body['baseline'])} while running (target {escape(name)}): "
-                f"[bold]{body['verdict']}[/bold]; anytime-valid {1 - body['alpha']:.0%} interval of the mean "
+                f"[bold]{body['verdict']}[/bold]; {body['interval_kind']} of the mean "
                 f"paired pass-rate difference [{low:.4g}, {high:.4g}] (alpha {body['alpha']:g}, margin "
                 f"{body['margin']:g}); {body['trials_run']} trials run vs {body['trials_fixed_design']} in "
                 f"the fixed design; stopped: {body['stopped_because']}{escape(stop_note(body))}",

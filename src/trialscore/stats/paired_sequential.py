@@ -1,4 +1,4 @@
-r"""An anytime-valid paired comparison of two runs on the same cases, with trials chosen as it goes.
+r"""A paired comparison with a finished baseline run, read at planned looks while the candidate runs.
 
 The parameter is the mean over the ``M`` compared cases of the per-case difference of pass rates,
 
@@ -8,96 +8,105 @@ The parameter is the mean over the ``M`` compared cases of the per-case differen
 
 with :math:`p_i` the candidate's and :math:`\beta_i` the baseline's pass rate of case ``i``.
 
-**One observation per candidate trial** (an importance-weighted paired difference).  Before
-draw ``j`` the design picks case ``i`` with probability :math:`\pi_{j,i}` computed from the
-observations so far only: a mix of a Neyman allocation (proportional to each case's estimated
-standard deviation of the paired difference, so trials go where the difference is still
-uncertain) and the uniform one, :math:`\pi_{j,i} = (1-\eta)\,\hat s_i / \sum_k \hat s_k + \eta/M`.
-The candidate trial :math:`X_j \in \{0, 1\}` is paired with a block of :math:`b_j` baseline
-trials of the same case not used before (so not yet seen), :math:`D_j = X_j - \bar Y_j` with
-:math:`\bar Y_j` the block's pass rate, so :math:`\mathbb{E}[D_j] = p_i - \beta_i` and
-:math:`\operatorname{Var} D_j = p_i(1-p_i) + \beta_i(1-\beta_i)/b_j`.  :func:`baseline_block`
-sets :math:`b_j`: half of the case's unused baseline trials on its first pair, one on each later
-pair (most cases are drawn once or twice, so the first pair carries most of the weight; the
-case still has a baseline trial for each of :math:`\lceil n/2 \rceil` later pairs).  and with predictable
-control variates :math:`g_{j,k}` (shrunken means of the case's differences so far)
+**The baseline is used whole.**  Case ``i`` has :math:`m_i` baseline trials with :math:`y_i`
+passes; its mean :math:`\bar y_i = y_i / m_i` enters every look, so the baseline never runs out.
+
+**The candidate's schedule** depends on the baseline only, never on the candidate's outcomes:
+every case once (in an order shuffled by the seed), then the trials in the order of a Neyman
+allocation predicted from the baseline, the trial that takes case ``i`` from ``j`` to ``j + 1``
+trials having priority :math:`v_i / (j (j + 1))` (the fall of :math:`v_i / j`), with
+:math:`v_i = \tilde p_i (1 - \tilde p_i)`, :math:`\tilde p_i = (y_i + 1/2)/(m_i + 1)`, up to each
+case's planned trials.  Cases the baseline shows saturated wait; a case is never dropped.
+
+**The estimate** at a look where case ``i`` has :math:`n_i` scored candidate trials with
+:math:`x_i` passes is the stratified paired mean
+:math:`\hat\Delta = \frac{1}{M} \sum_i d_i`, :math:`d_i = x_i / n_i - \bar y_i`, unbiased for
+:math:`\Delta` with :math:`\operatorname{Var} \hat\Delta = \frac{1}{M^2} \sum_i V_i`,
+:math:`V_i = p_i (1 - p_i) / n_i + \beta_i (1 - \beta_i) / m_i`.  Each :math:`V_i` is estimated
+without assuming the candidate's case behaves like the baseline's:
+
+* with at least two trials in each run, by the larger of the unbiased
+  :math:`\frac{x_i (n_i - x_i)}{n_i^2 (n_i - 1)} + \frac{y_i (m_i - y_i)}{m_i^2 (m_i - 1)}` and the
+  pooled :math:`r_i (1 - r_i) \frac{N_i}{N_i - 1} (\frac{1}{n_i} + \frac{1}{m_i})`
+  (:math:`r_i` the pass rate of both runs' :math:`N_i = n_i + m_i` trials; unbiased when
+  :math:`p_i = \beta_i`): the larger keeps a few trials that happen to agree from claiming no noise;
+* with one trial in either run, by :math:`(d_i - \delta)^2` at the value :math:`\delta` being tested,
+  whose mean is :math:`V_i + (p_i - \beta_i - \delta)^2`: unbiased when every case changed by
+  :math:`\delta`, larger otherwise;
+
+and the sum is floored at ``FLOOR_SHARE`` of both runs' trial noise (as in
+:func:`~trialscore.stats.compare.compare_paired`), so the interval never has zero width.
+
+**Looks and boundaries.**  The first look comes when every case has one trial, the next each time
+the variance predicted from the baseline has fallen by ``GROWTH``, the last at the end of the
+schedule.  The boundaries :math:`c_k` spend the error as :math:`\alpha f_k^{3/2}` with
+:math:`f_k` the share of the final information predicted at look ``k`` (Lan and DeMets 1983; Kim
+and DeMets 1987; :mod:`trialscore.stats._spending`); the statistic's estimated variance is met by
+reading :math:`c_k` as a Student quantile of the same tail, on Satterthwaite's degrees of freedom
+(Jennison and Turnbull 2000, section 11.4).  At look ``k`` the repeated confidence interval is
 
 .. math::
 
-    Z_j = \bar g_j + \frac{D_j - g_{j,i}}{M\,\pi_{j,i}}, \qquad
-    \mathbb{E}[Z_j \mid \mathcal{F}_{j-1}] = \bar g_j + \sum_i \pi_{j,i}\,
-    \frac{(p_i - \beta_i) - g_{j,i}}{M\,\pi_{j,i}} = \Delta .
+    C_k = \{\delta : M^2 (\hat\Delta - \delta)^2 \le c_k^2 \, \hat V(\delta)\} \cap [-1, 1],
 
-:math:`Z_j` lies in a range :math:`[\ell_j, u_j]` known before the draw (the extremes of
-:math:`D = \pm 1` over every case), since :math:`\pi_{j,i} \ge \eta/M`.
-
-**The confidence sequence** (:class:`PairedSequence`) is the hedged betting one of Waudby-Smith
-and Ramdas (2024) for observations with a known conditional mean and predictable bounds: for each
-candidate value :math:`m` of :math:`\Delta`,
-
-.. math::
-
-    K^+_t(m) = \prod_{j \le t} \bigl(1 + \lambda^+_j (Z_j - m)\bigr), \qquad
-    K^-_t(m) = \prod_{j \le t} \bigl(1 - \lambda^-_j (Z_j - m)\bigr),
-
-with bets :math:`\lambda^\pm_j \ge 0` fixed before :math:`Z_j` is seen and capped, at each
-:math:`m`, at :math:`c/(m - \ell_j)` and :math:`c/(u_j - m)` so that every factor stays above
-:math:`1 - c`.  At :math:`m = \Delta` both are nonnegative martingales, so by Ville's inequality
-:math:`C_t = \{m : K^+_t(m) < 2/\alpha,\ K^-_t(m) < 2/\alpha\}` contains :math:`\Delta` at every
-time at once with probability at least :math:`1 - \alpha`.  Each factor of :math:`K^+` falls with
-:math:`m` (for :math:`Z_j < m` the loss :math:`\min(\lambda, c/(m-\ell_j))(m - Z_j)` grows with
-:math:`m`) and each factor of :math:`K^-` rises, so :math:`C_t` is an interval
-:math:`(L_t, U_t)`, found by bisection.  The bets are the approximate GRAPA bets of
-Waudby-Smith and Ramdas (section 5.3) aimed at the nearest decision boundary:
-:math:`\lambda^+ = (\hat\mu - m^+) / (\hat\sigma^2 + (\hat\mu - m^+)^2)`.
+an interval found from a quadratic in :math:`\delta`.  Under the normal approximation,
+:math:`\Delta \in C_k` at every look at once with probability at least :math:`1 - \alpha`.
 
 **The verdict** is read off the interval, so it never contradicts it: ``regression`` when
-:math:`U_t < 0`, ``improvement`` when :math:`L_t > 0`, ``no_difference`` when
-:math:`-\text{margin} < L_t` and :math:`U_t < \text{margin}`.  Each wrong verdict needs
-:math:`\Delta \notin C_t` at some time, so however often the verdict is looked at (and the run
-stopped on it), the chance of a wrong one is at most :math:`\alpha`.
+:math:`C_k` lies below 0, ``improvement`` above 0, ``no_difference`` inside
+:math:`(-\text{margin}, \text{margin})`.  Each wrong verdict needs :math:`\Delta \notin C_k` at some
+look, so however often the run is watched (and it stops at the first settled verdict), the
+chance of a wrong one is at most :math:`\alpha`, to the accuracy of the normal approximation:
+checked by seeded null simulation (tests/stats/test_stats_paired_sequential.py).  The guarantee is
+not the nonasymptotic one of a betting confidence sequence: by Ville's inequality such a sequence
+needs about :math:`\sqrt{2 \log(2/\alpha)} = 2.72` standard errors where this design needs about 2.2
+at the last look, which at 20 cases costs 10-20 points of power (docs/stats.md).
 
-Assumptions: the baseline's trials of a case are independent draws of its pass rate and are
-used in an order that does not depend on their outcomes; an errored candidate trial is left out
-(its draw is voided and its baseline block stays unused), which is valid when erroring does not
+Assumptions: each run's trials of a case are independent draws of its pass rate; an errored
+candidate trial is left out (the case has one trial fewer), which is valid when erroring does not
 depend on the outcome the trial would have had.
 
 References
 ----------
-I. Waudby-Smith and A. Ramdas, "Estimating means of bounded random variables by betting",
-Journal of the Royal Statistical Society Series B 86 (2024) 1-27 (arXiv:2010.09686).
-I. Waudby-Smith, L. Wu, A. Ramdas, N. Karampatziakis and P. Mineiro, "Anytime-valid off-policy
-inference for contextual bandits", ACM/IMS Journal of Data Science (2024) (arXiv:2210.10768):
-importance-weighted betting confidence sequences under adaptive sampling.
+K. K. G. Lan and D. L. DeMets, Biometrika 70 (1983) 659-663.  K. Kim and D. L. DeMets,
+Biometrika 74 (1987) 149-154.  C. Jennison and B. W. Turnbull, Group Sequential Methods with
+Applications to Clinical Trials, Chapman & Hall/CRC (2000): repeated confidence intervals (chapter
+9) and the t approximation for an estimated variance (section 11.4).  F. E. Satterthwaite,
+Biometrics Bulletin 2 (1946) 110-114.
 """
 
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.errors import EvaluationError
+from trialscore.stats import _scipy
+from trialscore.stats._spending import spending_bounds
+from trialscore.stats.compare import FLOOR_SHARE
 
-__all__ = ["Draw", "PairedSequence", "PairedVerdict", "SequentialComparison"]
+__all__ = ["GROWTH", "RHO", "Draw", "PairedDesign", "PairedVerdict", "SequentialComparison", "verdicts"]
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
 
 #: The settled verdict of a sequential paired comparison.
 PairedVerdict = Literal["regression", "improvement", "no_difference"]
 
-_BISECTIONS = 60
-_SLACK = 1e-9
-_MIX = 0.5  # the uniform share eta of the allocation: bounds |Z| by about 2/eta
-_TAPER = 8  # a case with fewer draws left than this gets that share of its Neyman weight
-_HORIZON = 2.0  # a block keeps back a baseline trial for each draw expected in 2x the draws so far
+#: A look comes each time the predicted variance has fallen by this factor.
+GROWTH = 1.25
+#: The exponent of the error spent by the share f of the information: alpha * f**RHO.
+RHO = 1.5
 
-
-def _check_alpha(alpha: float) -> float:
-    alpha = check_probability(alpha, "alpha")
-    if not 0.0 < alpha < 1.0:
-        raise EvaluationError(f"alpha must satisfy 0 < alpha < 1; got {alpha}")
-    return alpha
+_VERDICTS: tuple[PairedVerdict, ...] = ("regression", "improvement", "no_difference")
+_RUNNING, _LEFT_OUT = -1, 2  # a draw's outcome while its trial runs, and once it errored or never ran
 
 
 def _check_margin(margin: float) -> float:
@@ -107,327 +116,346 @@ def _check_margin(margin: float) -> float:
     return margin
 
 
-@dataclass
-class PairedSequence:
-    """Hedged betting confidence sequence for a mean in [-1, 1] of observations with predictable bounds.
+def verdicts(low: ArrayLike, high: ArrayLike, margin: float) -> IntArray:
+    """Per interval: 0 ``regression`` (below 0), 1 ``improvement`` (above 0), 2 ``no_difference``, -1 none.
+
+    >>> verdicts([-0.3, 0.1, -0.02, -0.2], [-0.1, 0.2, 0.03, 0.1], 0.05).tolist()
+    [0, 1, 2, -1]
+    """
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    inside = (-margin < low) & (high < margin) if margin > 0 else np.zeros(low.shape, dtype=bool)
+    out: IntArray = np.select([high < 0, low > 0, inside], [0, 1, 2], -1).astype(np.int64)
+    return out
+
+
+class PairedDesign:
+    """The candidate's schedule, the looks and their boundaries, fixed by the baseline before the first trial.
 
     Parameters
     ----------
+    trials, passes : sequence of int
+        The baseline's trials (at least 1) and passes of each compared case.
+    planned : sequence of int
+        The candidate trials each case may run (at least 1).
     alpha : float
-        Error rate over all times at once.
-    margin : float
-        Differences smaller than this in size count as no difference (0: that verdict is off).
-    truncation : float
-        The largest fraction ``c`` of the capital one observation may lose (0 < c < 1).
+        The chance of a wrong verdict at any look.
+    seed : int
+        Shuffles the order of the first round.
 
     Examples
     --------
-    >>> seq = PairedSequence(alpha=0.05, margin=0.1)
-    >>> for _ in range(40):
-    ...     seq.update(-0.5, low=-1.0, high=1.0)
-    >>> low, high = seq.interval()
-    >>> seq.verdict(), -1.0 <= low < -0.5 < high < 0.0
-    ('regression', True)
-    """
-
-    alpha: float
-    margin: float = 0.0
-    truncation: float = 0.75
-    _steps: list[tuple[float, float, float, float, float]] = field(default_factory=list, repr=False)
-    _sum: float = 0.0
-    _squares: float = 0.0
-    _at: dict[tuple[float, int], float] = field(default_factory=dict, repr=False)
-    _verdict: PairedVerdict | None = None
-    _interval: tuple[float, float] = (-1.0, 1.0)
-
-    def __post_init__(self) -> None:
-        self.alpha = _check_alpha(self.alpha)
-        self.margin = _check_margin(self.margin)
-        if not 0.0 < self.truncation < 1.0:
-            raise EvaluationError(f"truncation must satisfy 0 < truncation < 1; got {self.truncation}")
-        self._at = {(m, d): 0.0 for m in self._points for d in (+1, -1)}
-
-    @property
-    def _points(self) -> tuple[float, ...]:
-        return (-self.margin, 0.0, self.margin) if self.margin > 0 else (0.0,)
-
-    @property
-    def t(self) -> int:
-        """How many observations have been seen."""
-        return len(self._steps)
-
-    def _bets(self) -> tuple[float, float]:
-        """The bets on the next observation, from the past only (aGRAPA aimed at the nearest boundary)."""
-        t = len(self._steps)
-        mean = self._sum / (t + 1)
-        variance = max((0.25 + self._squares) / (t + 1), 1e-4)
-        half = self.margin / 2.0
-        up_aim = 0.0 if mean >= half or self.margin == 0 else -self.margin
-        down_aim = 0.0 if mean <= -half or self.margin == 0 else self.margin
-        up = (mean - up_aim) / (variance + (mean - up_aim) ** 2)
-        down = (down_aim - mean) / (variance + (down_aim - mean) ** 2)
-        return max(up, 0.0), max(down, 0.0)
-
-    def _factor(self, step: tuple[float, float, float, float, float], m: float, direction: int) -> float:
-        """``log(1 + bet (z - m))`` of one step for the up (+1) or down (-1) gambler, the bet capped at m."""
-        z, up, down, low, high = step
-        if direction > 0:
-            room = m - low  # the most z - m can fall below zero
-            bet = up if room <= 0.0 else min(up, self.truncation / room)
-            return math.log1p(bet * (z - m))
-        room = high - m
-        bet = down if room <= 0.0 else min(down, self.truncation / room)
-        return math.log1p(-bet * (z - m))
-
-    def update(self, z: float, low: float, high: float) -> None:
-        """Add observation ``z``, announced before it was seen to lie in ``[low, high]``."""
-        if not (low <= z <= high) or low > 1.0 or high < -1.0:
-            raise EvaluationError(f"observation {z!r} must lie in its announced range [{low!r}, {high!r}]")
-        up, down = self._bets()
-        mean = self._sum / (len(self._steps) + 1)
-        step = (z, up, down, low, high)
-        self._steps.append(step)
-        self._sum += z
-        self._squares += (z - mean) ** 2
-        bar = math.log(2.0 / self.alpha)
-        crossed = False
-        for m, direction in self._at:
-            value = self._at[(m, direction)] + self._factor(step, m, direction)
-            crossed |= value >= bar
-            self._at[(m, direction)] = value
-        if crossed and self._verdict is None:
-            self._interval = self.interval()
-            self._verdict = self._read(self._interval)
-
-    def log_capital(self, m: float, direction: int) -> float:
-        r"""``log K^+_t(m)`` (``direction=+1``) or ``log K^-_t(m)`` (``-1``)."""
-        return math.fsum(self._factor(step, m, direction) for step in self._steps)
-
-    def interval(self) -> tuple[float, float]:
-        """The confidence interval ``(low, high)`` now, within [-1, 1] (bisection to ``2**-59``, outwards)."""
-        bar = math.log(2.0 / self.alpha)
-        low, high = -1.0, 1.0
-        if self.log_capital(-1.0, +1) >= bar:
-            a, b = -1.0, 1.0  # K+ falls with m
-            for _ in range(_BISECTIONS):
-                mid = 0.5 * (a + b)
-                a, b = (mid, b) if self.log_capital(mid, +1) >= bar else (a, mid)
-            low = a
-        if self.log_capital(1.0, -1) >= bar:
-            a, b = -1.0, 1.0  # K- rises with m
-            for _ in range(_BISECTIONS):
-                mid = 0.5 * (a + b)
-                a, b = (a, mid) if self.log_capital(mid, -1) >= bar else (mid, b)
-            high = b
-        return low, high
-
-    def _read(self, interval: tuple[float, float]) -> PairedVerdict | None:
-        low, high = interval
-        if high < 0.0:
-            return "regression"
-        if low > 0.0:
-            return "improvement"
-        if self.margin > 0 and -self.margin < low and high < self.margin:
-            return "no_difference"
-        return None
-
-    def verdict(self) -> PairedVerdict | None:
-        """The first settled verdict (it stays), or None while the interval allows every reading."""
-        return self._verdict
-
-    def settled_interval(self) -> tuple[float, float]:
-        """The interval the verdict was read from (the current one while unsettled)."""
-        return self._interval if self._verdict is not None else self.interval()
-
-
-@dataclass(frozen=True)
-class Draw:
-    """One draw of the design: its place, the case, how its difference is weighted, its baseline block.
-
-    ``block`` is how many unused baseline trials of the case to pair with the candidate trial
-    (their pass rate is subtracted from its outcome); 0 when the case has no trial left to
-    compare, and then the comparison has ended (:attr:`SequentialComparison.ran_out`).
-    """
-
-    index: int
-    case: int
-    offset: float  # g_bar - g_i * weight
-    weight: float  # 1 / (M pi_i)
-    low: float
-    high: float
-    block: int = 1
-
-    def observation(self, difference: float) -> float:
-        """``Z = g_bar + (D - g_i) / (M pi_i)`` for the paired difference ``D`` in [-1, 1]."""
-        return self.offset + difference * self.weight
-
-
-class SequentialComparison:
-    r"""The adaptive design and its confidence sequence: which case next, and what the trials say.
-
-    Draws are observed in the order they were made (a finished trial waits for the earlier
-    draws), so every draw's probabilities and bets depend only on observations before it.
-
-    Parameters
-    ----------
-    cases : int
-        ``M``, the number of compared cases.
-    alpha, margin : float
-        As in :class:`PairedSequence`.
-    baseline : sequence of int, optional
-        The baseline's trials of each case (unlimited and paired one at a time when omitted).
-    trials : sequence of int, optional
-        The candidate trials each case may run (unlimited when omitted).
-
-    Notes
-    -----
-    Block sizes and the allocation depend on the draws so far only.  A draw of case ``i`` made
-    after ``T`` draws is paired with
-    :math:`b = \max(1, \lfloor n_i / (1 + 2\pi_i \max(T, M)) \rfloor)` of its :math:`n_i`
-    unused baseline trials: a large block while few further draws of the case are expected,
-    keeping one trial back for each draw expected if the comparison runs twice as long as it has.
-    A case with fewer than 8 draws left gets that share of its Neyman weight, so the allocation
-    turns away from cases about to run out (the comparison ends when it draws one that has).
-
-    Examples
-    --------
-    >>> import random
-    >>> rng = random.Random(1)
-    >>> comparison = SequentialComparison(cases=4, alpha=0.05, margin=0.0)
-    >>> while comparison.verdict() is None and comparison.observed < 2000:
-    ...     draw = comparison.draw(rng.random())
-    ...     comparison.observe(draw, -1.0 if draw.case < 2 else 0.0)   # two cases lost every pair
-    >>> comparison.verdict(), comparison.interval()[1] < 0
-    ('regression', True)
-    >>> SequentialComparison(cases=4, baseline=[10] * 4).draw(0.5).block   # 10 // (1 + 2 * 1/4 * 4)
-    3
+    >>> import numpy as np
+    >>> design = PairedDesign([10] * 20, [10] * 10 + [5] * 10, [10] * 20)
+    >>> sorted(design.order[20:30])     # after a trial each, the second trials of the flaky cases
+    [10, 11, 12, 13, 14, 15, 16, 17, 18, 19]
+    >>> design.positions, design.bounds.round(2).tolist()[-1]     # looks after so many trials
+    ([20, 26, 30, 40, 55, 73, 102, 200], 2.16)
+    >>> codes, trials = design.simulate([1.0] * 10 + [0.3] * 10, 0.05, 200, np.random.default_rng(0))
+    >>> float((codes == 0).mean()), float(trials.mean())     # the flaky half fell by 0.2
+    (0.885, 111.935)
     """
 
     def __init__(
         self,
-        cases: int,
+        trials: Sequence[int],
+        passes: Sequence[int],
+        planned: Sequence[int],
+        alpha: float = 0.05,
+        seed: int = 0,
+    ) -> None:
+        if not len(trials) == len(passes) == len(planned) >= 1:
+            raise EvaluationError(
+                f"trials, passes and planned must give one count per case; got {len(trials)}, "
+                f"{len(passes)} and {len(planned)}"
+            )
+        self.alpha = check_probability(alpha, "alpha")
+        self.trials = np.array([check_integer(n, "trials", 1) for n in trials], dtype=np.int64)
+        self.passes = np.array([check_integer(c, "passes", 0) for c in passes], dtype=np.int64)
+        if (self.passes > self.trials).any():
+            raise EvaluationError("passes must not exceed trials in any case")
+        self.planned = np.array([check_integer(n, "planned", 1) for n in planned], dtype=np.int64)
+        cases = self.trials.size
+        rate = (self.passes + 0.5) / (self.trials + 1.0)
+        spread = rate * (1.0 - rate)  # predicted variance of one trial, both runs
+        first = list(range(cases))
+        random.Random(seed).shuffle(first)
+        later = [(i, j) for i in first for j in range(1, int(self.planned[i]))]
+        falls = np.array([spread[i] / (j * (j + 1)) for i, j in later])
+        ranked = np.argsort(-falls, kind="stable")
+        #: the case of each candidate trial, in the order they are handed out
+        self.order: list[int] = first + [later[r][0] for r in ranked]
+        baseline_part = float((spread / self.trials).sum())
+        variance = spread.sum() + baseline_part - np.concatenate(([0.0], np.cumsum(falls[ranked])))
+        ends = [0]  # positions in the later trials after which a look is read
+        for position in range(1, variance.size):
+            if variance[position] * GROWTH <= variance[ends[-1]]:
+                ends.append(position)
+        if ends[-1] != variance.size - 1:
+            if len(ends) > 1 and variance[ends[-1]] < variance[-1] * math.sqrt(GROWTH):
+                ends.pop()  # too close to the end: the last look replaces it
+            ends.append(variance.size - 1)
+        #: where each look is read: after this many trials of the schedule
+        self.positions = [cases + end for end in ends]
+        counts = np.zeros((len(ends), cases), dtype=np.int64)
+        for k, position in enumerate(self.positions):
+            counts[k] = np.bincount(self.order[:position], minlength=cases)
+        #: the candidate trials of each case at each look (looks x cases), as planned
+        self.looks: IntArray = counts
+        #: the information predicted at each look, from the baseline's rates
+        self.information: FloatArray = cases**2 / variance[ends]
+        #: the two-sided boundary of each look on the normal scale
+        self.bounds: FloatArray = spending_bounds(self.information, self.alpha, RHO)
+
+    @property
+    def cases(self) -> int:
+        """``M``, the number of compared cases."""
+        return int(self.trials.size)
+
+    @property
+    def baseline_half_width(self) -> float:
+        """The last look's half-width were the candidate's rates known exactly: the baseline's own noise.
+
+        The baseline's part of the variance as the interval estimates it (unbiased per case,
+        Jeffreys for a single trial, floored alike) at the last boundary: no number of candidate
+        trials gets the interval below it.
+        """
+        m, y = self.trials.astype(np.float64), self.passes.astype(np.float64)
+        jeffreys = (y + 0.5) * (m - y + 0.5) / ((m + 1.0) * (m + 2.0) * m)
+        own = np.where(m > 1, y * (m - y) / (m * m * np.maximum(m - 1, 1)), jeffreys)
+        variance = max(float(own.sum()), FLOOR_SHARE * float(jeffreys.sum()))
+        return float(self.bounds[-1]) * math.sqrt(variance) / self.cases
+
+    def intervals(
+        self, passes: ArrayLike, counts: ArrayLike, start: int = 0
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Estimate and repeated confidence interval at looks ``start, start + 1, ...``.
+
+        ``passes`` and ``counts`` (``[runs x] looks x cases``) are the candidate's passes and scored
+        trials of each case at those looks; every count must be at least 1.  Returns the arrays
+        ``(estimate, low, high)``, one entry per look (and run).
+        """
+        x = np.asarray(passes, dtype=np.float64)
+        n = np.asarray(counts, dtype=np.float64)
+        if (
+            x.ndim < 2
+            or x.shape != n.shape
+            or x.shape[-1] != self.cases
+            or start + x.shape[-2] > self.bounds.size
+        ):
+            raise EvaluationError(
+                f"passes and counts must both be looks x cases with at most {self.bounds.size} looks and "
+                f"{self.cases} cases; got shapes {x.shape} and {n.shape}"
+            )
+        if (n < 1).any() or (x < 0).any() or (x > n).any():
+            raise EvaluationError("every case needs a scored trial at each look read, and passes <= trials")
+        m, y = self.trials.astype(np.float64), self.passes.astype(np.float64)
+        d = x / n - y / m
+        estimate = d.mean(axis=-1)
+        single = (n < 2) | (m < 2)
+        own_x = x * (n - x) / (n * n * np.maximum(n - 1, 1))
+        own_y = y * (m - y) / (m * m * np.maximum(m - 1, 1))
+        total = n + m
+        rate = (x + y) / total
+        pooled = rate * (1 - rate) * total / (total - 1) * (1 / n + 1 / m)
+        unbiased = own_x + own_y
+        several = np.where(single, 0.0, np.maximum(unbiased, pooled))
+        centred = np.where(single, (d - estimate[..., None]) ** 2, 0.0)
+        fixed = several.sum(axis=-1)
+        # Satterthwaite's degrees of freedom, each case's estimate at delta = the estimate
+        share = np.where(
+            unbiased >= pooled,
+            own_x**2 / np.maximum(n - 1, 1) + own_y**2 / np.maximum(m - 1, 1),
+            pooled**2 / (total - 1),
+        )
+        spread = np.where(single, centred**2, np.where(several > 0, share, 0.0)).sum(axis=-1)
+        variance = fixed + centred.sum(axis=-1)
+        finite = spread > 0
+        df = variance**2 / np.where(finite, spread, 1.0)
+        bound = np.broadcast_to(self.bounds[start : start + x.shape[-2]], estimate.shape)
+        critical = np.where(finite, _scipy.stdtrit(np.where(finite, df, 1.0), _scipy.ndtr(bound)), bound)
+        # the interval: M^2 (estimate - delta)^2 <= c^2 (fixed + sum over single of (d_i - delta)^2)
+        cases = self.cases
+        c2 = critical**2
+        a = cases**2 - c2 * single.sum(axis=-1)
+        b = cases**2 * estimate - c2 * np.where(single, d, 0.0).sum(axis=-1)
+        c = cases**2 * estimate**2 - c2 * (fixed + np.where(single, d * d, 0.0).sum(axis=-1))
+        root = np.sqrt(np.maximum(b * b - a * c, 0.0))
+        bounded = a > 0
+        safe = np.where(bounded, a, 1.0)
+        low = np.where(bounded, (b - root) / safe, -1.0)
+        high = np.where(bounded, (b + root) / safe, 1.0)
+        # the floor: at least FLOOR_SHARE of both runs' trial noise (Jeffreys), never a zero width
+        noise = ((x + 0.5) * (n - x + 0.5) / ((n + 1) * (n + 2) * n)).sum(axis=-1) + float(
+            ((y + 0.5) * (m - y + 0.5) / ((m + 1) * (m + 2) * m)).sum()
+        )
+        half = critical * np.sqrt(FLOOR_SHARE * noise) / cases
+        low = np.clip(np.minimum(low, estimate - half), -1.0, 1.0)
+        high = np.clip(np.maximum(high, estimate + half), -1.0, 1.0)
+        return estimate, low, high
+
+    def simulate(
+        self, rates: ArrayLike, margin: float, runs: int, rng: np.random.Generator
+    ) -> tuple[IntArray, IntArray]:
+        """Simulated candidate runs with these pass rates: each run's verdict code and trials run.
+
+        Codes as :func:`verdicts` (-1: undecided after the last look).  Reads the same looks as
+        :class:`SequentialComparison` when no trial errors.
+        """
+        p = np.asarray(rates, dtype=np.float64)
+        if p.shape != (self.cases,) or not ((p >= 0) & (p <= 1)).all():
+            raise EvaluationError(f"rates must give one pass rate in [0, 1] per case ({self.cases})")
+        outcomes = rng.random((runs, self.cases, int(self.planned.max()))) < p[None, :, None]
+        ahead = np.concatenate((np.zeros((runs, self.cases, 1)), np.cumsum(outcomes, axis=2)), axis=2)
+        passes = np.take_along_axis(
+            ahead, np.broadcast_to(self.looks.T[None], (runs, *self.looks.T.shape)), 2
+        )
+        passes = np.swapaxes(passes, 1, 2)
+        _, low, high = self.intervals(passes, np.broadcast_to(self.looks, passes.shape))
+        codes = verdicts(low, high, _check_margin(margin))
+        settled = codes >= 0
+        first = np.where(settled.any(axis=1), settled.argmax(axis=1), self.bounds.size - 1)
+        positions = np.asarray(self.positions, dtype=np.int64)
+        verdict: IntArray = np.where(settled.any(axis=1), codes[np.arange(runs), first], -1)
+        trials: IntArray = positions[first]
+        return verdict, trials
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One candidate trial handed out: its place in the schedule and its case."""
+
+    index: int
+    case: int
+
+
+class SequentialComparison:
+    r"""The design run trial by trial: which case next, and what the trials say so far.
+
+    A look is read once every trial the schedule handed out before it has finished (scored or
+    errored; an errored one is left out), so a look never depends on which trials finish first.
+    The comparison ends at the first settled verdict, or after the last look (``ended``).
+
+    Parameters
+    ----------
+    baseline : sequence of (trials, passes)
+        The baseline's counts of each compared case.
+    planned : sequence of int
+        The candidate trials each case may run.
+    alpha, margin : float
+        The error rate over all looks at once; differences smaller than ``margin`` in size count as
+        no difference (0: that verdict is off).
+    seed : int
+        Shuffles the order of the first round.
+
+    Examples
+    --------
+    >>> comparison = SequentialComparison([(10, 9)] * 6, [10] * 6, alpha=0.05, margin=0.0)
+    >>> while (draw := comparison.draw()) is not None:
+    ...     comparison.observe(draw, draw.index % 2 == 0)   # the candidate passes half its trials
+    >>> comparison.verdict(), comparison.interval()[1] < 0, comparison.observed < 60
+    ('regression', True, True)
+    """
+
+    def __init__(
+        self,
+        baseline: Sequence[tuple[int, int]],
+        planned: Sequence[int],
         alpha: float = 0.05,
         margin: float = 0.0,
         *,
-        baseline: Sequence[int] | None = None,
-        trials: Sequence[int] | None = None,
+        seed: int = 0,
     ) -> None:
-        self.cases = check_integer(cases, "cases", 1)
-        self.sequence = PairedSequence(alpha, margin)
-        self._n = [0] * self.cases
-        self._sum = [0.0] * self.cases
-        self._squares = [0.0] * self.cases
-        self._unused = self._limits(baseline, "baseline")
-        self._left = self._limits(trials, "trials")
-        self._made = 0
-        self._waiting: dict[int, float | None] = {}
-        self._draws: dict[int, Draw] = {}
-        self._next = 0
-        self.observed = 0  #: draws observed (voided ones left out)
-        self.ran_out = False  #: a draw found its case without a trial left: the comparison has ended
-        #: which run had no trial left for the drawn case ("baseline" or "candidate"), and the case
-        self.ran_out_of: tuple[str, int] | None = None
+        self.design = PairedDesign([n for n, _ in baseline], [c for _, c in baseline], planned, alpha, seed)
+        self.margin = _check_margin(margin)
+        self._outcomes: list[int] = []  # per draw: _RUNNING, 0 failed, 1 passed, _LEFT_OUT
+        self._handed = 0
+        self._look = 0  # the next look to read
+        self._resolved = 0  # draws resolved in a row from the first
+        self._verdict: PairedVerdict | None = None
+        self._interval = (-1.0, 1.0)
+        self._estimate: float | None = None
+        self.ended = (
+            False  #: no look is left to read (the schedule has run out, or a case has no scored trial)
+        )
+        self.observed = 0  #: candidate trials scored
+        self.looks_read = 0  #: looks read so far
+        #: a case without any scored trial at a look (every trial of it errored), which ended the comparison
+        self.unscored: int | None = None
 
-    def _limits(self, counts: Sequence[int] | None, name: str) -> list[float]:
-        if counts is None:
-            return [math.inf] * self.cases
-        if len(counts) != self.cases:
-            raise EvaluationError(f"{name} must give one count per case ({self.cases}); got {len(counts)}")
-        return [float(check_integer(n, name, 0)) for n in counts]
+    @property
+    def cases(self) -> int:
+        """``M``, the number of compared cases."""
+        return self.design.cases
 
-    def probabilities(self) -> list[float]:
-        r""":math:`\pi_i`: Neyman allocation on the estimated spreads (tapered near a case's last
-        draws), mixed with the uniform one."""
-        spreads = []
-        for i, (n, total, squares) in enumerate(zip(self._n, self._sum, self._squares, strict=True)):
-            mean = total / (n + 1)
-            spread = math.sqrt(max((0.5 + squares) / (n + 1) - mean * mean, 0.01))
-            spreads.append(spread * min(1.0, min(self._unused[i], self._left[i]) / _TAPER))
-        whole = sum(spreads)
-        m = self.cases
-        if whole == 0.0:
-            return [1.0 / m] * m
-        return [(1.0 - _MIX) * s / whole + _MIX / m for s in spreads]
+    @property
+    def settled(self) -> bool:
+        """True once no further trial can change the result (a verdict, or the comparison ended)."""
+        return self._verdict is not None or self.ended
 
-    def _block(self, case: int, probability: float) -> int:
-        """Unused baseline trials to pair with a draw of ``case`` now (0: the case has no trial left)."""
-        unused, left = self._unused[case], self._left[case]
-        if self.ran_out or unused < 1 or left < 1:
-            return 0
-        if math.isinf(unused):
-            return 1
-        expected = _HORIZON * probability * max(self._made, self.cases)
-        return max(1, int(unused // (1.0 + expected)))
-
-    def draw(self, u: float) -> Draw:
-        """The next draw, choosing its case with the uniform number ``u`` in [0, 1), its block set aside.
-
-        A draw with ``block == 0`` found its case without a trial left (or came after one that
-        did); it is not part of the sequence, and :attr:`ran_out` is then True.
-        """
-        pi = self.probabilities()
-        m = self.cases
-        g = [total / (n + 1) for n, total in zip(self._n, self._sum, strict=True)]
-        g_bar = sum(g) / m
-        weights = [1.0 / (m * p) for p in pi]
-        low = g_bar + min((-1.0 - gi) * w for gi, w in zip(g, weights, strict=True))
-        high = g_bar + max((1.0 - gi) * w for gi, w in zip(g, weights, strict=True))
-        low, high = low - _SLACK * (1.0 + abs(low)), high + _SLACK * (1.0 + abs(high))  # rounding of Z
-        case, acc = m - 1, 0.0
-        for index, p in enumerate(pi):
-            acc += p
-            if u < acc:
-                case = index
-                break
-        block = self._block(case, pi[case])
-        made = Draw(self._made, case, g_bar - g[case] * weights[case], weights[case], low, high, block)
-        if block == 0:
-            if not self.ran_out:
-                run = "baseline" if self._unused[case] < 1 else "candidate"
-                self.ran_out, self.ran_out_of = True, (run, case)
-            return made
-        self._unused[case] -= block
-        self._left[case] -= 1
-        self._made += 1
-        self._draws[made.index] = made
+    def draw(self) -> Draw | None:
+        """The next candidate trial to run, or None while the schedule has none (or it is settled)."""
+        if self.settled or self._handed >= len(self.design.order):
+            return None
+        made = Draw(self._handed, self.design.order[self._handed])
+        self._handed += 1
+        self._outcomes.append(_RUNNING)
         return made
 
     def cancel(self, draw: Draw) -> None:
-        """A draw whose trial never ran: its trial and baseline block go back, and it is voided."""
-        self._left[draw.case] += 1
-        self.observe(draw, None)
+        """A draw whose trial never ran: the comparison ends here, unsettled."""
+        self._outcomes[draw.index] = _LEFT_OUT
+        self.ended = self.ended or self._verdict is None
 
-    def observe(self, draw: Draw, difference: float | None) -> None:
-        """The paired difference of ``draw``: the candidate's outcome less its baseline block's pass rate.
+    def observe(self, draw: Draw, passed: bool | None) -> None:
+        """The outcome of ``draw``'s trial (None: it errored, left out); reads every look now complete."""
+        if self._outcomes[draw.index] != _RUNNING:
+            raise EvaluationError(f"draw {draw.index} was already observed")
+        self._outcomes[draw.index] = _LEFT_OUT if passed is None else int(bool(passed))
+        self.observed += passed is not None
+        while self._resolved < self._handed and self._outcomes[self._resolved] != _RUNNING:
+            self._resolved += 1
+        while not self.settled and self._look < len(self.design.positions):
+            if self._resolved < self.design.positions[self._look]:
+                break
+            self._read(self._look)
+            self._look += 1
 
-        None voids it (an errored trial: its baseline block stays unused).  Applied in draw order.
-        """
-        if difference is not None and not -1.0 <= difference <= 1.0:
-            raise EvaluationError(f"a paired difference must lie in [-1, 1]; got {difference!r}")
-        if difference is None:
-            self._unused[draw.case] += draw.block
-        self._waiting[draw.index] = difference
-        while self._next in self._waiting:
-            value = self._waiting.pop(self._next)
-            made = self._draws.pop(self._next)
-            self._next += 1
-            if value is None or self.sequence.verdict() is not None:
-                continue
-            self.sequence.update(made.observation(value), made.low, made.high)
-            self.observed += 1
-            self._n[made.case] += 1
-            self._sum[made.case] += value
-            self._squares[made.case] += value * value
+    def _read(self, look: int) -> None:
+        position = self.design.positions[look]
+        cases = self.cases
+        counts = np.zeros(cases, dtype=np.int64)
+        passes = np.zeros(cases, dtype=np.int64)
+        for case, outcome in zip(self.design.order[:position], self._outcomes[:position], strict=True):
+            if outcome in (0, 1):
+                counts[case] += 1
+                passes[case] += outcome
+        final = look == len(self.design.positions) - 1
+        if (counts == 0).any():
+            if final:
+                self.unscored, self.ended = int(np.argmax(counts == 0)), True
+            return  # a case without a scored trial: this look cannot be read
+        estimate, low, high = self.design.intervals(passes[None, :], counts[None, :], look)
+        self.looks_read += 1
+        self._estimate, self._interval = float(estimate[0]), (float(low[0]), float(high[0]))
+        code = int(verdicts(low, high, self.margin)[0])
+        if code >= 0:
+            self._verdict = _VERDICTS[code]
+        elif final:
+            self.ended = True
 
     @property
     def pending(self) -> int:
-        """Draws made and not yet observed (in flight, or waiting for an earlier draw)."""
-        return self._made - self._next
+        """Draws handed out and not yet observed."""
+        return self._outcomes.count(_RUNNING)
 
     def verdict(self) -> PairedVerdict | None:
         """The settled verdict, or None."""
-        return self.sequence.verdict()
+        return self._verdict
 
     def interval(self) -> tuple[float, float]:
-        """The anytime-valid interval of the mean paired difference (the one the verdict was read from)."""
-        return self.sequence.settled_interval()
+        """The repeated confidence interval of the last look read ([-1, 1] before the first)."""
+        return self._interval
+
+    def estimate(self) -> float | None:
+        """The paired mean difference at the last look read (None before the first)."""
+        return self._estimate
