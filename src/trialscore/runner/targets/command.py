@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
