@@ -298,18 +298,18 @@ def run(
     (kept by --resume).
     When GITHUB_STEP_SUMMARY is set, a Markdown summary is appended to that file.
     """
-    from trialscore.runner.baseline import compare_while_running
-    from trialscore.runner.dryrun import planned_trials
-    from trialscore.runner.gates import check_fits
-    from trialscore.runner.options import RunOptions
-    from trialscore.runner.orchestrator import run_suite, stored_suite
-    from trialscore.runner.outputs import write_outputs
-    from trialscore.runner.store import DEFAULT_STORE
-    from trialscore.runner.suite import load_suite
-    from trialscore.runner.summary import build_summary
-    from trialscore.runner.table import print_run
+    with bad_input():  # bad input exits 2 (a plugin that cannot load too), the store 74, an output file 73
+        from trialscore.runner.baseline import compare_while_running
+        from trialscore.runner.dryrun import planned_trials
+        from trialscore.runner.gates import check_fits
+        from trialscore.runner.options import RunOptions
+        from trialscore.runner.orchestrator import run_suite, stored_suite
+        from trialscore.runner.outputs import write_outputs
+        from trialscore.runner.store import DEFAULT_STORE
+        from trialscore.runner.suite import load_suite
+        from trialscore.runner.summary import build_summary
+        from trialscore.runner.table import print_run
 
-    with bad_input():  # bad input exits 2, the store 74, an output file 73
         selected = tuple(target) if target else None
         if resume is not None and suite is None and not demo:
             loaded = stored_suite(resume, store or DEFAULT_STORE, selected)

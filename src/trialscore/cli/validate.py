@@ -22,9 +22,9 @@ def validate(suite: Annotated[Path, typer.Argument(help="The suite YAML file.")]
 
     Example: trialscore validate suite.yaml
     """
-    from trialscore.runner.suite import load_suite
-
     try:
+        from trialscore.runner.suite import load_suite  # imports the plugins: one that fails is bad input
+
         loaded = load_suite(suite)
     except EvaluationError as exc:
         errors.print(f"[red]error:[/red] {escape(error_text(exc))}", highlight=False, soft_wrap=True)

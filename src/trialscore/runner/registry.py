@@ -45,6 +45,7 @@ __all__ = [
     "Spec",
     "TargetKind",
     "TargetSpecBase",
+    "load_plugins",
     "register_grader",
     "register_target",
 ]
@@ -202,3 +203,22 @@ def register_target(spec: type[TargetSpecBase], build: Callable[[Any, Path, int]
     if name in TARGETS and TARGETS[name].spec is not spec:
         raise TypeError(f"target type {name!r} is registered twice")
     TARGETS[name] = TargetKind(spec, build)
+
+
+def load_plugins(kind: str) -> list[str]:
+    """Import the modules installed packages name for ``kind`` (``"targets"`` or ``"graders"``).
+
+    A package adds a target or grader type by naming a module in its ``pyproject.toml``::
+
+        [project.entry-points."trialscore.graders"]
+        shout = "my_package.shout_grader"
+
+    The module calls :func:`register_grader` (or :func:`register_target`) when imported, as the
+    built-in ones do; the packages :mod:`trialscore.runner.graders` and
+    :mod:`trialscore.runner.targets` load the plugins after their own modules, before the suite
+    schema is built, so a plugin's type is known to ``validate``, ``run`` and every worker
+    (:mod:`trialscore._plugins`).
+    """
+    from trialscore._plugins import load_entry_points
+
+    return load_entry_points(f"trialscore.{kind}")

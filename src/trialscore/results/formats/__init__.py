@@ -68,6 +68,7 @@ __all__ = [
     "get_format",
     "list_formats",
     "read_input",
+    "register_format",
 ]
 
 #: Every format by name, in detection order (the first whose ``sniff`` says yes reads the input).
@@ -92,9 +93,60 @@ FORMATS: dict[str, Format] = {
 }
 
 
+#: The formats that read any long table: tried last, after every tool's own format.
+_GENERIC = (json_array.NAME, jsonl.NAME, long_csv.NAME)
+
+
+def register_format(module: Format) -> Format:
+    """Add a format (a module or object with the :class:`Format` attributes) to :data:`FORMATS`.
+
+    It is tried after the built-in tool formats and before the generic long tables (JSON array,
+    JSON Lines, CSV), so its ``sniff`` sees an input before a generic format takes it; its
+    ``NAME`` must be new.  An installed package registers one by naming the module in the
+    entry-point group ``trialscore.formats`` (docs/extending.md).
+
+    >>> from types import SimpleNamespace
+    >>> fmt = SimpleNamespace(NAME="tsv-lite", SUMMARY="s", MAPS="m", SUFFIXES=(".tsvl",),
+    ...                       sniff=lambda path: False, read=lambda path, sink: None)
+    >>> _ = register_format(fmt)
+    >>> list(FORMATS)[-4:]
+    ['tsv-lite', 'json-array', 'jsonl', 'csv']
+    >>> del FORMATS["tsv-lite"]
+    """
+    missing = [
+        name for name in ("NAME", "SUMMARY", "MAPS", "SUFFIXES", "sniff", "read") if not hasattr(module, name)
+    ]
+    if missing:
+        raise EvaluationError(f"a format needs {', '.join(missing)}; {module!r} has none of them")
+    if module.NAME in FORMATS:
+        raise EvaluationError(f"format {module.NAME!r} is registered already")
+    generic = {name: FORMATS.pop(name) for name in _GENERIC}
+    FORMATS[module.NAME] = module
+    FORMATS.update(generic)
+    return module
+
+
+_plugins_loaded = False
+
+
+def _load_plugins() -> None:
+    """Register the formats installed packages name (entry-point group ``trialscore.formats``), once.
+
+    Loaded when first needed (a generic table is about to be tried, a name is not known, the list
+    is asked for), so reading a tool's own log never scans the installed packages.
+    """
+    global _plugins_loaded
+    if not _plugins_loaded:
+        from trialscore._plugins import load_entry_points
+
+        _plugins_loaded = True
+        load_entry_points("trialscore.formats")
+
+
 def list_formats() -> list[FormatInfo]:
     """Name, one-line summary, what maps to item / trial / outcome / groups, and usual suffixes of
     every format, in detection order."""
+    _load_plugins()
     return [FormatInfo(fmt.NAME, fmt.SUMMARY, fmt.MAPS, fmt.SUFFIXES) for fmt in FORMATS.values()]
 
 
@@ -137,6 +189,9 @@ def get_format(name: str) -> Format:
     """
     wanted = _normal(name)
     found = FORMATS.get(wanted) or FORMATS.get(ALIASES.get(wanted, ""))
+    if found is None:
+        _load_plugins()
+        found = FORMATS.get(wanted)
     if found is not None:
         return found
     names = {**{known: known for known in FORMATS}, **ALIASES}
@@ -199,7 +254,10 @@ def detect_format(path: Path) -> Format:
             next(path.iterdir(), None)
     except OSError as exc:
         raise EvaluationError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    for fmt in FORMATS.values():
+    for fmt in list(FORMATS.values()):
+        if fmt.NAME in _GENERIC and not _plugins_loaded:
+            _load_plugins()  # the plugins' formats come before the generic tables
+            return detect_format(path)
         if _recognises(fmt, path):
             return fmt
     if path.is_dir():

@@ -16,7 +16,7 @@ from trialscore.runner.graders.external import CommandGrader, PythonGrader
 from trialscore.runner.graders.judge import JudgeCall, LlmJudgeGrader, fill_rubric, judge_score
 from trialscore.runner.graders.schema import JsonSchemaGrader
 from trialscore.runner.graders.text import ContainsGrader, ExactGrader, NumericGrader, RegexGrader
-from trialscore.runner.registry import GRADERS, GraderContext, GraderSpecBase
+from trialscore.runner.registry import GRADERS, GraderContext, GraderSpecBase, load_plugins
 
 __all__ = [
     "CommandGrader",
@@ -39,6 +39,7 @@ __all__ = [
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
+load_plugins("graders")  # the graders installed packages add (docs/extending.md)
 
 
 def build_grader(spec: GraderSpecBase, case: object, directory: Path, judge: JudgeCall | None) -> Grader:

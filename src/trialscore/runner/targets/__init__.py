@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 from pathlib import Path
 
-from trialscore.runner.registry import TARGETS, TargetSpecBase
+from trialscore.runner.registry import TARGETS, TargetSpecBase, load_plugins
 from trialscore.runner.targets.base import (
     Target,
     TargetError,
@@ -38,6 +38,7 @@ __all__ = [
 
 for _module in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_module.name}")
+load_plugins("targets")  # the targets installed packages add (docs/extending.md)
 
 
 def build_target(spec: TargetSpecBase, directory: Path, concurrency: int) -> Target:
