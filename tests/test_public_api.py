@@ -32,3 +32,18 @@ def test_importing_the_library_and_the_cli_loads_no_heavy_module() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_stats_index_names_every_public_function() -> None:
+    import trialscore.stats as stats
+
+    functions = [name for name in stats.__all__ if not name[0].isupper()]
+    assert [name for name in functions if f":func:`{name}`" not in (stats.__doc__ or "")] == []
+
+
+def test_the_runner_namespace_is_its_extension_api() -> None:
+    import trialscore.runner as runner
+
+    for name in runner.__all__:
+        assert getattr(runner, name) is not None, name
+    assert {"register_target", "register_grader", "TargetSpecBase", "GraderSpecBase"} <= set(runner.__all__)

@@ -1,4 +1,37 @@
-"""Honest uncertainty: intervals, bootstrap, standard errors, paired comparisons, power, judges.
+"""Honest uncertainty: every interval, test and plan of trialscore, grouped by the question it answers.
+
+How sure are we? (one figure)
+    :func:`item_interval` (the default: Wilson on an effective number of items, never zero width),
+    :func:`proportion_interval` (Wilson, Clopper-Pearson, Jeffreys, Agresti-Coull: one trial an item),
+    :func:`bootstrap_interval` / :func:`bootstrap_distribution` / :func:`resample_histogram` (items
+    resampled), :func:`bootstrap_mean_interval`, :func:`mean_interval`, :func:`bounded_mean_interval`
+    (graded scores), :func:`bayes_interval` (Bayes@N), :func:`clustered_interval` /
+    :func:`clustered_standard_error` / :func:`standard_error` (clusters of items);
+    :class:`Interval` is what they return.
+Is this change real? (two runs)
+    :func:`compare_paired` (paired on items; its verdict read off its interval), :func:`compare_unpaired`,
+    :func:`compare_clustered`, :func:`compare_bayes` / :func:`beat_probability`, :func:`resplit_test`
+    and :func:`sign_flip_p_value` (permutation tests), :func:`non_inferiority` (is the candidate no
+    worse than a margin?); :class:`Comparison`, :class:`BayesComparison`, :class:`NonInferiority`.
+How many items and trials? (plans)
+    :func:`plan_sample_size`, :func:`items_needed`, :func:`trials_needed`, :func:`design_power`,
+    :func:`detectable_effect`, :func:`minimum_detectable_effect`, :func:`plan_non_inferiority`,
+    :func:`plan_judge_budget` (trials against judge repeats); :class:`SampleSizePlan`.
+Where does the variance come from?
+    :func:`decompose_variance` / :func:`item_moments` (items and trials), :func:`judge_variance`
+    (items, trials and judge calls).
+Can the judge be trusted? (docs/judges.md)
+    :func:`agreement` / :func:`judge_agreement` (kappas, Krippendorff's alpha, PABAK, each with an
+    interval), :func:`grade_table` (a long table of grades), :func:`ppi_interval` /
+    :func:`ppi_paired_interval` (human labels correcting the judge, the item as the unit).
+What does a solved task cost? (docs/agents.md)
+    :func:`per_success` / :func:`item_totals` (cost, latency, tokens, steps per success),
+    :func:`cost_success_front` (the Pareto front with its probabilities), :func:`cost_non_inferiority`,
+    :func:`pass_hat_k_stated` (pass^k with its convention named).
+Helpers
+    :func:`normal_quantile`.
+
+Every name loads its module on first use.
 
 >>> from trialscore.stats import compare_paired, proportion_interval
 >>> print(proportion_interval(7, 10))
