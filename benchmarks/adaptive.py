@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import CaseSpec, Suite
 from trialscore.stats.sequential import BettingSequence
 
@@ -91,10 +91,10 @@ def compare_runs(cases: int) -> None:
         suite = bimodal(strategy, cases)
         with tempfile.TemporaryDirectory() as tmp:
             clock = time.perf_counter()
-            fixed = run_suite(suite, RunOptions(store=Path(tmp) / "f.sqlite", progress=False))
+            fixed = execute_suite(suite, RunOptions(store=Path(tmp) / "f.sqlite", progress=False))
             fixed_s = time.perf_counter() - clock
             clock = time.perf_counter()
-            adaptive = run_suite(
+            adaptive = execute_suite(
                 suite, RunOptions(store=Path(tmp) / "a.sqlite", progress=False, adaptive=True)
             )
             adaptive_s = time.perf_counter() - clock

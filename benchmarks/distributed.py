@@ -38,7 +38,7 @@ from rich.console import Console
 
 from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.run_report import RunReport
 from trialscore.runner.suite import load_suite
 
@@ -92,7 +92,7 @@ def timed(suite: Path, distribution: Distribution | None) -> tuple[float, float]
     store = Path(tempfile.mkdtemp(dir=suite.parent)) / "store.sqlite"
     options = RunOptions(store=store, progress=False, distributed=distribution)
     started = time.perf_counter()
-    report: RunReport = run_suite(load_suite(suite), options, Console(file=io.StringIO()))
+    report: RunReport = execute_suite(load_suite(suite), options, Console(file=io.StringIO()))
     whole = time.perf_counter() - started
     assert report.completed and all(r.verdict == "pass" for r in report.records), "a trial did not pass"
     first = min(r.started_at for r in report.records if r.started_at is not None)

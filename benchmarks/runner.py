@@ -53,7 +53,7 @@ from rich.console import Console
 
 import trialscore
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.suite import load_suite
 
@@ -89,7 +89,7 @@ def time_ours(suite_path: Path, directory: Path, outputs: bool = False) -> float
     store = Path(tempfile.mkdtemp(dir=directory)) / "store.sqlite"
     options = RunOptions(store=store, progress=False, out_dir=store.parent / "out")
     started = time.perf_counter()
-    report = run_suite(suite, options, Console(file=io.StringIO()))
+    report = execute_suite(suite, options, Console(file=io.StringIO()))
     if outputs:
         write_outputs(report)
     elapsed = time.perf_counter() - started
@@ -176,7 +176,7 @@ def scale_child(cases: int, trials: int, concurrency: int, directory: Path) -> N
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     options = RunOptions(store=store, progress=False, out_dir=directory / "out")
-    report = run_suite(suite, options, Console(file=io.StringIO()))
+    report = execute_suite(suite, options, Console(file=io.StringIO()))
     ran = time.perf_counter() - started
     files = write_outputs(report)
     total = time.perf_counter() - started

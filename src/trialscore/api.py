@@ -103,7 +103,7 @@ def _in_own_loop(suite: Suite, options: RunOptions, console: Console | None) -> 
 
     async def main() -> RunReport:
         task.append(asyncio.current_task())  # type: ignore[arg-type]
-        return await orchestrator.run_suite_async(suite, replace(options, signals=False), console)
+        return await orchestrator.execute_suite_async(suite, replace(options, signals=False), console)
 
     def work() -> RunReport:
         try:
@@ -173,7 +173,7 @@ def run_suite(
     try:
         asyncio.get_running_loop()
     except RuntimeError:  # no loop running: a plain script
-        return _finish(orchestrator.run_suite(loaded, options, console), write)
+        return _finish(orchestrator.execute_suite(loaded, options, console), write)
     return _finish(_in_own_loop(loaded, options, console), write)
 
 
@@ -192,5 +192,5 @@ async def run_suite_async(
     flight (the committed ones stay: finish the run with ``resume=report's run id``).
     """
     loaded, options = _prepare(suite, demo, options, flags)
-    report = await orchestrator.run_suite_async(loaded, replace(options, signals=False), console)
+    report = await orchestrator.execute_suite_async(loaded, replace(options, signals=False), console)
     return _finish(report, write)

@@ -13,7 +13,7 @@ import yaml
 from trialscore.results.records import TrialRecord
 from trialscore.runner.distributed.options import Distribution
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.run_report import RunReport
 from trialscore.runner.seeds import trial_seed
 from trialscore.runner.suite import load_suite
@@ -89,7 +89,7 @@ def make_suite(
 
 
 def run(suite: Path, store: Path, distributed: Distribution | None) -> RunReport:
-    return run_suite(load_suite(suite), RunOptions(store=store, progress=False, distributed=distributed))
+    return execute_suite(load_suite(suite), RunOptions(store=store, progress=False, distributed=distributed))
 
 
 def outcomes(records: tuple[TrialRecord, ...]) -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ from trialscore.examples.simulated_agent import RELIABILITY
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import Scheduler, Tally, distance, settled
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.strategies import aggregate
 from trialscore.runner.suite import CaseSettings, Suite
@@ -60,7 +60,7 @@ def _suite(strategy: str, seed: int, trials: int = 10, **execution: Any) -> Suit
 
 
 def _run(suite: Suite, tmp: Path, **options: Any) -> Any:
-    return run_suite(suite, RunOptions(store=tmp / "store.sqlite", progress=False, **options))
+    return execute_suite(suite, RunOptions(store=tmp / "store.sqlite", progress=False, **options))
 
 
 @pytest.mark.parametrize("strategy", ["pass_at_k", "pass_all", "mean", "confidence_interval"])

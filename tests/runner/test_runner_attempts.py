@@ -12,7 +12,7 @@ import yaml
 from rich.console import Console
 
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.seeds import attempt_seed, trial_seed
 from trialscore.runner.suite import load_suite
 
@@ -43,7 +43,7 @@ def test_each_retry_of_a_command_target_gets_a_seed_of_its_own(tmp_path: Path) -
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(document))
-    report = run_suite(
+    report = execute_suite(
         load_suite(path), RunOptions(store=tmp_path / "s.sqlite", progress=False), Console(file=io.StringIO())
     )
     # 12 retries at a 1/3 chance each: a trial errors with probability (2/3)^13 < 0.5%; seeded, it does not
@@ -85,7 +85,7 @@ def test_a_python_target_taking_attempt_is_given_it(tmp_path: Path) -> None:
     }
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(document))
-    report = run_suite(
+    report = execute_suite(
         load_suite(path), RunOptions(store=tmp_path / "s.sqlite", progress=False), Console(file=io.StringIO())
     )
     assert [record.output for record in report.records] == ["2", "2", "2"]

@@ -16,7 +16,7 @@ from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 from trialscore.errors import EvaluationError
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import load_suite
 
 ECHO = f"targets: [{{name: echo, type: command, argv: [{sys.executable}, -c, 'print(input())']}}]\n"
@@ -68,7 +68,7 @@ def test_jsonl_cases_with_a_mapping_mixed_with_inline_cases_run(tmp_path: Path) 
     assert suite.cases[3].metadata == {"src": "calc"} and suite.cases[1].expected == "paris"
     assert suite.settings_for(suite.cases[1]).retries == 0 and suite.settings_for(suite.cases[0]).retries == 2
     assert suite.graders_for(suite.cases[2])[0].case_sensitive is False
-    report = run_suite(
+    report = execute_suite(
         suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), Console(file=io.StringIO())
     )
     verdicts = {case.eval_id: case.verdict for case in report.cases}

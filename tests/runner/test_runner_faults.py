@@ -609,7 +609,7 @@ def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
 
     from trialscore.errors import OutputError
     from trialscore.runner.options import RunOptions
-    from trialscore.runner.orchestrator import run_suite
+    from trialscore.runner.orchestrator import execute_suite
     from trialscore.runner.outputs import write_outputs
     from trialscore.runner.suite import load_suite
 
@@ -624,7 +624,7 @@ def test_output_files_are_replaced_whole_or_not_at_all(tmp_path: Path) -> None:
     }
     suite = load_suite(write_suite(tmp_path, document, BIG_AGENT))
     console = Console(file=io.StringIO())
-    report = run_suite(suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), console)
+    report = execute_suite(suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), console)
     out = tmp_path / "out"
     out.mkdir()
     (out / "trials.jsonl").write_text('{"old": 1}\n')

@@ -17,7 +17,7 @@ import yaml
 from rich.console import Console
 
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import load_suite
 
 # A command target whose output makes the regex (a+)+$ backtrack for ages (with Python's re: forever).
@@ -107,7 +107,7 @@ def test_a_slow_python_grader_errors_after_its_timeout_and_others_go_on(tmp_path
         ],
         "execution": {"trials": {"count": 2}, "concurrency": 4},
     }
-    report = run_suite(
+    report = execute_suite(
         load_suite(write_suite(tmp_path, document, agent)),
         RunOptions(store=tmp_path / "s.sqlite", progress=False),
         Console(file=io.StringIO()),
@@ -141,7 +141,7 @@ def test_a_two_million_trial_plan_starts_at_once_in_bounded_memory(tmp_path: Pat
     suite = load_suite(write_suite(tmp_path, document, agent))
     tracemalloc.start()
     try:
-        report = run_suite(
+        report = execute_suite(
             suite, RunOptions(store=tmp_path / "s.sqlite", progress=False), Console(file=io.StringIO())
         )
         _, peak = tracemalloc.get_traced_memory()

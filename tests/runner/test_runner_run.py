@@ -14,7 +14,7 @@ from rich.console import Console
 
 from trialscore.errors import EvaluationError
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.run_report import RunReport
 from trialscore.runner.seeds import trial_seed
@@ -32,7 +32,7 @@ def make_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Path
 
 def run(path: Path, tmp_path: Path, **options: object) -> RunReport:
     console = Console(file=io.StringIO(), width=200)
-    return run_suite(
+    return execute_suite(
         load_suite(path), RunOptions(store=tmp_path / "store.sqlite", progress=False, **options), console
     )
 
@@ -331,7 +331,7 @@ def test_target_without_cost_warns_once_and_goes_on(tmp_path: Path) -> None:
     }
     path = make_suite(tmp_path, document, agent)
     buffer = io.StringIO()
-    report = run_suite(
+    report = execute_suite(
         load_suite(path),
         RunOptions(store=tmp_path / "s.sqlite", progress=False),
         Console(file=buffer, width=300),

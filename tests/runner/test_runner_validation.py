@@ -17,7 +17,7 @@ import pytest
 
 from trialscore.errors import EvaluationError
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import load_suite
 from trialscore.runner.suite.locations import MAX_DEPTH, MAX_LINE_CHARS
 
@@ -237,7 +237,7 @@ def test_run_checks_everything_before_it_stores_a_run_so_no_ghost_runs(tmp_path:
     with pytest.raises(
         EvaluationError, match=r"targets\[2\]\.api_key_env: names 'TRIALSCORE_TEST_UNSET_KEY'"
     ):
-        run_suite(suite, RunOptions(store=store, progress=False, targets=("gpt",)))
+        execute_suite(suite, RunOptions(store=store, progress=False, targets=("gpt",)))
     assert stored_runs(store) == []
 
 

@@ -303,7 +303,7 @@ def run(
         from trialscore.runner.dryrun import planned_trials
         from trialscore.runner.gates import check_fits
         from trialscore.runner.options import RunOptions
-        from trialscore.runner.orchestrator import run_suite, stored_suite
+        from trialscore.runner.orchestrator import execute_suite, stored_suite
         from trialscore.runner.outputs import write_outputs
         from trialscore.runner.store import DEFAULT_STORE
         from trialscore.runner.suite import load_suite
@@ -366,7 +366,7 @@ def run(
             from trialscore.runner.reaper import enable_subreaper
 
             enable_subreaper()
-        report = run_suite(loaded, options, errors)
+        report = execute_suite(loaded, options, errors)
         if not report.completed:
             errors.print(
                 f"[yellow]interrupted:[/yellow] {report.committed} of {plural(report.planned, 'trial')} "

@@ -142,12 +142,12 @@ def show(
 
     Example: trialscore runs show latest
     """
-    from trialscore.runner.history import read_run
+    from trialscore.runner.history import read_stored_run
     from trialscore.runner.store import open_history
 
     where = _store(store)
     with bad_input(), open_history(where) as opened:
-        source = read_run(opened, run_id)
+        source = read_stored_run(opened, run_id)
         info = opened.run(source.label.removeprefix("run "))
         targets = _target_rows(list(source.records))
     payload = {

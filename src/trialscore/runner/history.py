@@ -33,7 +33,7 @@ from trialscore.results.counts import PartialRun
 from trialscore.results.readers import RecordSource
 from trialscore.runner.store import DEFAULT_STORE, LATEST, TrialStore, open_history
 
-__all__ = ["dated_runs", "read_run", "relative_suite", "resolve_inputs"]
+__all__ = ["dated_runs", "read_stored_run", "relative_suite", "resolve_inputs"]
 
 
 def _not_found(name: str, store: Path, known: Sequence[str], suite: str | None = None) -> EvaluationError:
@@ -49,7 +49,7 @@ def _not_found(name: str, store: Path, known: Sequence[str], suite: str | None =
     )
 
 
-def read_run(store: TrialStore, name: str, suite: str | None = None) -> RecordSource:
+def read_stored_run(store: TrialStore, name: str, suite: str | None = None) -> RecordSource:
     """The trials of the run ``name`` means (a run id, ``latest``, ``latest~N``) in an open store.
 
     With ``suite``, ``latest`` and ``latest~N`` count that suite's runs only.  A run that is not
@@ -88,7 +88,7 @@ def dated_runs(
         else:
             wanted = [name for name in names]
         for name in wanted:
-            source = read_run(opened, name, suite)
+            source = read_stored_run(opened, name, suite)
             out.append((opened.run(source.label.removeprefix("run ")).created_at, source))
     return out
 
@@ -135,5 +135,5 @@ def resolve_inputs(
     with open_history(where) as opened:
         for path in paths:
             stored = isinstance(path, Path) and not path.exists()
-            out.append(read_run(opened, str(path), suite) if stored else path)
+            out.append(read_stored_run(opened, str(path), suite) if stored else path)
     return out

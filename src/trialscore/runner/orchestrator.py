@@ -1,6 +1,6 @@
 """Running a suite: a session of the run, from its settings to its report.
 
-:func:`run_suite_async` opens the store, settles the run's settings (a new run, or the stored one
+:func:`execute_suite_async` opens the store, settles the run's settings (a new run, or the stored one
 when resuming: :func:`stored_suite`), builds the targets, and joins the runner's rooms into a
 :class:`~trialscore.runner.session.Session`:
 
@@ -51,7 +51,7 @@ from trialscore.runner.store import RunInfo, StoreError, TrialStore
 from trialscore.runner.suite import Suite, suite_from_text
 from trialscore.runner.targets import Target
 
-__all__ = ["new_run_id", "run_suite", "run_suite_async", "stored_suite"]
+__all__ = ["execute_suite", "execute_suite_async", "new_run_id", "stored_suite"]
 
 
 def new_run_id() -> str:
@@ -170,17 +170,22 @@ def _stored_rule(settings: dict[str, Any]) -> AdaptiveRule | None:
     return AdaptiveRule(bool(stored["sequential"]), stored["alpha"])
 
 
-def run_suite(suite: Suite, options: RunOptions | None = None, console: Console | None = None) -> RunReport:
-    """Run (or resume) ``suite`` on an event loop of its own; see :func:`run_suite_async`.
+def execute_suite(
+    suite: Suite, options: RunOptions | None = None, console: Console | None = None
+) -> RunReport:
+    """Run (or resume) ``suite`` on an event loop of its own; see :func:`execute_suite_async`.
+
+    The runner's own entry: :func:`trialscore.run_suite` (the library's) builds the options and
+    writes the files around it.
 
     Writing the output files is :func:`trialscore.runner.outputs.write_outputs`'s job;
     the ``trialscore run`` command does both (and :func:`trialscore.run_suite` for scripts and
     notebooks).
     """
-    return asyncio.run(run_suite_async(suite, options, console))
+    return asyncio.run(execute_suite_async(suite, options, console))
 
 
-async def run_suite_async(
+async def execute_suite_async(
     suite: Suite, options: RunOptions | None = None, console: Console | None = None
 ) -> RunReport:
     """Run (or resume) ``suite`` on the running event loop; return what happened, with the aggregated
