@@ -25,6 +25,7 @@ from numbers import Integral, Real
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore._words import did_you_mean
 from trialscore.errors import EvaluationError
 
 __all__ = [
@@ -147,5 +148,5 @@ def check_choice(value: object, name: str, choices: dict[str, str]) -> str:
     key = str(value).strip().lower().replace("_", "-")
     if key not in choices:
         known = ", ".join(sorted(set(choices.values())))
-        raise EvaluationError(f"{name} must be one of {known}; got {value!r}")
+        raise EvaluationError(f"{name} must be one of {known}; got {value!r}{did_you_mean(key, choices)}")
     return choices[key]

@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_real, check_values
+from trialscore._words import did_you_mean
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import estimator_by_name
 from trialscore.core.metrics import MetricLike, resolve_metric
@@ -303,7 +304,8 @@ def rank_models(
     _checked_tol(tol)
     checked_names = _checked_names(names, len(models))
     if method not in _RANKERS:
-        raise EvaluationError(f"method must be one of {', '.join(RANK_METHODS)}; got {method!r}")
+        hint = did_you_mean(method, RANK_METHODS)
+        raise EvaluationError(f"method must be one of {', '.join(RANK_METHODS)}; got {method!r}{hint}")
     resolved = resolve_metric(metric)
     posterior = resolved.aggregation == "posterior"
     estimator = estimator_by_name(resolved)

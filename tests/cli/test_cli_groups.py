@@ -79,3 +79,28 @@ def test_compare_gate_with_no_testable_group_could_not_judge(tmp_path: Path) -> 
     result = runner.invoke(app, ["compare", str(path), str(path), "--fail-on", "regression"])
     assert result.exit_code == 3, result.output
     assert "COULD NOT JUDGE" in result.output and "1 case in both runs" in result.output
+
+
+def test_a_mistyped_name_gets_the_nearest_one(tmp_path: Path) -> None:
+    path = _long(tmp_path / "runs.csv", {("m", f"q{i}"): [1, 0, 1] for i in range(4)})
+    other = _long(tmp_path / "other.csv", {("m", f"q{i}"): [1, 1, 1] for i in range(4)})
+    for args, hint in [
+        (["score", str(path), "--ci", "wilsn"], "(did you mean 'wilson'?)"),
+        (["score", str(path), "--metric", "pas@k"], "(did you mean 'pass@k'?)"),
+        (["score", str(path), "--from", "promptfo"], "(did you mean 'promptfoo'?)"),
+        (
+            ["rank", str(path), str(path), "--by", "file", "--method", "compettition"],
+            "(did you mean 'competition'?)",
+        ),
+    ]:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and hint in result.output, (args, result.output)
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: s\ntargets: [{name: agent, type: comand, argv: [cat]}]\n"
+        "graders: [{type: exacct}]\ncases: [{id: a, input: x, expected: x}]\nexecution: {concurency: 2}\n"
+    )
+    result = runner.invoke(app, ["validate", str(suite)])
+    assert result.exit_code == 2
+    for hint in ("(did you mean 'command'?)", "(did you mean 'exact'?)", "(did you mean 'concurrency'?)"):
+        assert hint in result.output, result.output

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from trialscore._words import all_of
+from trialscore._words import all_of, did_you_mean
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import item_scores
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
@@ -227,7 +227,9 @@ def metric_interval(
     from trialscore.stats import bayes_interval, bootstrap_interval, item_interval, proportion_interval
 
     if ci not in CI_METHODS:
-        raise EvaluationError(f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}")
+        raise EvaluationError(
+            f"ci must be one of {', '.join(CI_METHODS)}; got {ci!r}{did_you_mean(ci, CI_METHODS)}"
+        )
     if "posterior" in spec.metric.intervals():
         return bayes_interval(bank, level=level)
     k = bank.check_k(spec.k) if spec.k is not None else None

@@ -28,7 +28,6 @@ permitted" for a misspelled key.  :func:`pydantic_problems` turns that into the 
 
 from __future__ import annotations
 
-import difflib
 import shlex
 import types
 from collections.abc import Sequence
@@ -38,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 from trialscore._validate import describe_data
+from trialscore._words import did_you_mean
 from trialscore.runner.registry import GRADERS, TARGETS, Loc, Problem
 
 __all__ = ["pydantic_problems"]
@@ -133,9 +133,9 @@ def _unknown_field(root: Any, loc: Sequence[str | int]) -> str:
     if model is None:
         return "unknown field"
     names = [field.alias or name for name, field in model.model_fields.items()]
-    close = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
-    if close:
-        return f"unknown field (did you mean {close[0]!r}?)"
+    hint = did_you_mean(loc[-1], names)
+    if hint:
+        return f"unknown field{hint}"
     return f"unknown field (the fields here: {', '.join(names)})"
 
 
@@ -194,7 +194,9 @@ def pydantic_problems(exc: ValidationError, prefix: Loc = (), root: Any = None) 
         if union:
             problems.append(_problem(loc, _union(errors), error["input"]))
         elif error["type"] == "union_tag_invalid":
-            message = f"unknown type; expected one of {error['ctx']['expected_tags']}"
+            tags = error["ctx"]["expected_tags"]
+            hint = did_you_mean(error["ctx"]["tag"], [tag.strip(" '") for tag in str(tags).split(",")])
+            message = f"unknown type{hint}; expected one of {tags}"
             problems.append(_problem((*loc, "type"), message, error["ctx"]["tag"]))
         elif error["type"] == "union_tag_not_found":
             problems.append(Problem((*loc, "type"), "missing; every target and grader needs a type"))

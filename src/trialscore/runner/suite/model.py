@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, PrivateAttr
 
+from trialscore._words import did_you_mean
 from trialscore.errors import EvaluationError
 from trialscore.runner.graders.judge import LlmJudgeGraderSpec
 from trialscore.runner.registry import GraderSpecBase, Name, Problem, Spec, TargetSpecBase
@@ -79,8 +80,11 @@ class Suite(Spec):
         for target in self.targets:
             if target.name == name:
                 return target
-        names = ", ".join(t.name for t in self.targets)
-        raise EvaluationError(f"target must name one of the suite's targets ({names}); got {name!r}")
+        names = [t.name for t in self.targets]
+        hint = did_you_mean(name, names)
+        raise EvaluationError(
+            f"target must name one of the suite's targets ({', '.join(names)}); got {name!r}{hint}"
+        )
 
     @property
     def evaluated_targets(self) -> tuple[str, ...]:
