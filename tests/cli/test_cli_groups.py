@@ -89,7 +89,7 @@ def test_a_mistyped_name_gets_the_nearest_one(tmp_path: Path) -> None:
         (["score", str(path), "--metric", "pas@k"], "(did you mean 'pass@k'?)"),
         (["score", str(path), "--from", "promptfo"], "(did you mean 'promptfoo'?)"),
         (
-            ["rank", str(path), str(path), "--by", "file", "--method", "compettition"],
+            ["rank", str(path), str(other), "--by", "file", "--method", "compettition"],
             "(did you mean 'competition'?)",
         ),
     ]:
