@@ -95,15 +95,6 @@ class Tally:
         """This tally with one more scored trial."""
         return Tally(self.n + 1, self.total + Fraction(score), self.passed + passed)
 
-    @classmethod
-    def of(cls, records: Iterable[TrialRecord]) -> Tally:
-        """The tally of a case's records (errored ones are left out, as aggregation does)."""
-        tally = cls()
-        for record in records:
-            if not record.errored:
-                tally = tally.add(float(record.score or 0.0), record.passed is True)
-        return tally
-
 
 def _mean_verdicts(settings: CaseSettings, tally: Tally, remaining: int) -> set[str]:
     """Every verdict the ``mean`` strategy can reach with up to ``remaining`` more trials."""
