@@ -193,7 +193,7 @@ def _filesystem(url: str) -> tuple[Any, str]:
     except ValueError as exc:  # pyarrow.lib.ArrowInvalid: a scheme PyArrow has no file system for
         scheme = url.split("://", 1)[0]
         try:
-            import fsspec  # type: ignore[import-untyped]
+            import fsspec
         except ImportError:
             raise EvaluationError(
                 f"{url}: PyArrow reads no {scheme}:// URL ({exc}); other schemes need the remote extra: "

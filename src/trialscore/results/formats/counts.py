@@ -53,7 +53,7 @@ _RULES = {
 
 def holds_counts(files: ParquetFiles, con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the Parquet files are counts tables (the first file's columns say)."""
-    first = ParquetFiles(files.label, files.paths[:1], files.filesystem, files.hive, files.fetched)
+    first = files if files.remote else ParquetFiles(files.label, files.paths[:1])
     try:
         return is_counts_table(first.columns(con))
     except (duckdb.Error, OSError):
