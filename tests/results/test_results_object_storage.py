@@ -4,6 +4,7 @@ test starts on 127.0.0.1, and the bytes it sends counted at the server."""
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ class S3Server:
         from moto.server import DomainDispatcherApplication, create_backend_app
         from werkzeug.serving import make_server
 
+        logging.getLogger("werkzeug").setLevel(logging.ERROR)  # no line per request
         app = DomainDispatcherApplication(create_backend_app)
         self.sent = 0
         self.lock = threading.Lock()
