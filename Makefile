@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 BASE := $(VENV)/.installed-base
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint bench clean browser
+.PHONY: demo test test-fast lint bench clean browser java
 
 $(BASE): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ browser:
 	  (apt-get update >/dev/null 2>&1 && apt-get install -y chromium >/dev/null 2>&1)) || \
 	  echo "warning: could not install chromium; the report's browser tests will be skipped"
 
+# Java for the local Spark that runs docs/scale.md's job in the tests (Debian package); idempotent.
+java:
+	@command -v java >/dev/null 2>&1 || (apt-get install -y default-jre-headless >/dev/null 2>&1 || \
+	  (apt-get update >/dev/null 2>&1 && apt-get install -y default-jre-headless >/dev/null 2>&1)) || \
+	  echo "warning: could not install Java; the Spark test will fail"
+
 # Lint and types: ruff (rules and format) and mypy (strict on the core and the statistics).
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
@@ -39,7 +45,7 @@ lint: $(STAMP)
 	$(BIN)/mypy src/trialscore
 
 # One test process per core (pytest-xdist); the slow simulations included.
-test: lint browser
+test: lint browser java
 	$(BIN)/python -m pytest -n auto
 
 # The quick loop while developing: lint, types, and every test but the slow simulations.
@@ -57,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/report.py
 	$(BIN)/python benchmarks/adaptive.py
 	$(BIN)/python benchmarks/distributed.py
+	$(BIN)/python benchmarks/scale.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build dist demo-output .trialscore

@@ -87,6 +87,7 @@ def test_list_formats_names_every_format_in_detection_order_with_what_it_maps():
     assert list(FORMATS) == [
         "runner",
         "inspect",
+        "counts",
         "parquet",
         "wide",
         "cases",

@@ -38,6 +38,7 @@ COMMAND_MODULES = (
     "track",
     "runs",
     "report",
+    "reduce",
     "formats",
     "schema",
 )

@@ -55,6 +55,7 @@ __all__ = [
     "error_text",
     "flagged",
     "group_map",
+    "inputs_of",
     "parse_ks",
     "read_counts",
     "read_together",
@@ -370,6 +371,43 @@ def _warn_skipped(counts: ItemCounts) -> None:
         errors.print(f"note: {flagged(note)}", markup=False, highlight=False, soft_wrap=True)
 
 
+def inputs_of(files: Sequence[Path | RecordSource]) -> list[Path | str | RecordSource]:
+    """The inputs as given: a URL that the command line's ``Path`` folded (``s3:/bucket``) as its text.
+
+    >>> inputs_of([Path("s3://bucket/runs/"), Path("runs/a.jsonl")])
+    ['s3://bucket/runs', PosixPath('runs/a.jsonl')]
+    """
+    from trialscore.results.sources import is_url, url_of
+
+    out: list[Path | str | RecordSource] = []
+    for path in files:
+        text = url_of(str(path)) if isinstance(path, Path) else ""
+        out.append(text if is_url(text) else path)
+    return out
+
+
+def _from_store(
+    files: Sequence[Path | RecordSource], options: ReadOptions
+) -> list[Path | str | RecordSource]:
+    """URLs as text; a path that does not exist (and is no glob) is the stored run it names."""
+    from trialscore.results.sources import has_glob
+
+    given = inputs_of(files)
+    stored = [
+        i
+        for i, path in enumerate(given)
+        if isinstance(path, Path) and not path.exists() and not has_glob(path)
+    ]
+    if not stored:
+        return given
+    from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path
+
+    found = resolve_inputs([files[i] for i in stored], options.store, options.suite)
+    for i, run in zip(stored, found, strict=True):
+        given[i] = run
+    return given
+
+
 def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:
     """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about.
 
@@ -393,27 +431,23 @@ def read_together(
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
     as in :func:`read_counts`.
     """
+    from trialscore.results import progress
     from trialscore.results.readers import read_counts_together
 
-    resolved: list[Sequence[Path | RecordSource]] = []
-    for files in inputs:
-        if any(isinstance(path, Path) and not path.exists() for path in files):
-            from trialscore.runner.history import resolve_inputs  # the store only for a name that is no path
-
-            files = resolve_inputs(files, options.store, options.suite)
-        resolved.append(files)
-    read = read_counts_together(
-        resolved,
-        by=by,
-        columns=options.columns(),
-        skip_invalid=options.skip_invalid,
-        errors=options.errors.value,
-        allow_repeated_trials=options.allow_repeated_trials,
-        input_format=options.input_format,
-        group_targets=not split,
-        split=split,
-        scorer=options.scorer,
-    )
+    resolved = [_from_store(files, options) for files in inputs]
+    with progress.shown():
+        read = read_counts_together(
+            resolved,
+            by=by,
+            columns=options.columns(),
+            skip_invalid=options.skip_invalid,
+            errors=options.errors.value,
+            allow_repeated_trials=options.allow_repeated_trials,
+            input_format=options.input_format,
+            group_targets=not split,
+            split=split,
+            scorer=options.scorer,
+        )
     for counts in read:
         _warn_skipped(counts)
     return read

@@ -261,7 +261,10 @@ class ItemCounts:
 
     ``group_values[j][r]`` is the value of ``by[j]`` on row ``r`` (None = missing);
     ``cluster[r]`` the row's item cluster when read with a cluster column; ``trials`` each row's
-    trials when read with trial detail (:class:`~trialscore.results.trials.TrialColumns`).
+    trials when read with trial detail (:class:`~trialscore.results.trials.TrialColumns`);
+    ``score_sum`` and ``score_sumsq`` the sum and sum of squares of each row's graded scores (a
+    0/1 outcome's score is the outcome) in whole units of ``1e-9``
+    (:data:`~trialscore.results.tally.SCORE_UNIT`; None where the reader kept none).
     """
 
     by: tuple[str, ...]
@@ -273,6 +276,8 @@ class ItemCounts:
     stats: ReadStats = field(default_factory=lambda: ReadStats(rows_read=0))
     cluster: NDArray[np.object_] | None = None
     trials: TrialColumns | None = None
+    score_sum: IntArray | None = None
+    score_sumsq: IntArray | None = None
 
     def __post_init__(self) -> None:
         if len(self.group_values) != len(self.by):
@@ -281,8 +286,10 @@ class ItemCounts:
                 f"columns for by={list(self.by)}"
             )
         rows = self.item.size
-        for name, array in (("graded", self.graded), ("c", self.c), ("errored", self.errored)):
-            if array.shape != (rows,):
+        arrays: dict[str, IntArray | None] = {"graded": self.graded, "c": self.c, "errored": self.errored}
+        arrays.update({"score_sum": self.score_sum, "score_sumsq": self.score_sumsq})
+        for name, array in arrays.items():
+            if array is not None and array.shape != (rows,):
                 raise EvaluationError(f"{name} must have one entry per item row; got shape {array.shape}")
 
     @property

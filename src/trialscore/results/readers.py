@@ -50,6 +50,7 @@ from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, check_error_policy
 from trialscore.results.formats import read_input
 from trialscore.results.sink import FILE_KEY, TrialSink
+from trialscore.results.sources import is_url
 from trialscore.results.tally import LongTable, text_value
 from trialscore.results.trials import TRIAL_FIELDS
 
@@ -220,7 +221,7 @@ def read_counts_together(
                     if path.notice is not None:
                         sink.note(path.notice)
                 else:
-                    read_input(Path(path), sink, input_format)
+                    read_input(path if is_url(path) else Path(path), sink, input_format)
             counts = sink.counts(policy, allow_repeated_trials)
         read.append(counts if scorer is None else _pick_scorer(counts, scorer))
     drop = [name for name in extra if len(_values(read, name)) <= 1]
@@ -310,6 +311,8 @@ def _pick_scorer(counts: ItemCounts, scorer: str) -> ItemCounts:
         stats=stats,
         cluster=None if counts.cluster is None else counts.cluster[keep],
         trials=trials,
+        score_sum=None if counts.score_sum is None else counts.score_sum[keep],
+        score_sumsq=None if counts.score_sumsq is None else counts.score_sumsq[keep],
     )
 
 

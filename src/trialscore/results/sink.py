@@ -53,8 +53,10 @@ from trialscore.results._columns import (
 )
 from trialscore.results.columns import ColumnMap, ResolvedColumns
 from trialscore.results.counts import ErrorPolicy, ItemCounts, PartialRun, ReadStats
+from trialscore.results.progress import Watch
 from trialscore.results.tally import (
     RECORD_FIELDS,
+    SCORE_UNIT,
     LongTable,
     Scan,
     TallyResult,
@@ -80,7 +82,8 @@ def _cursor() -> duckdb.DuckDBPyConnection:
     if not _DATABASE:
         _DATABASE.append(duckdb.connect())
     cursor = _DATABASE[0].cursor()
-    cursor.execute("SET enable_progress_bar = false")
+    cursor.execute("SET enable_progress_bar = true")  # its progress is polled (results.progress), not printed
+    cursor.execute("SET enable_progress_bar_print = false")
     return cursor
 
 
@@ -150,6 +153,12 @@ class TrialSink:
         self._parts: list[Columns] = []
         self._scratch: Path | None = None
         self._trials = None if detail is None else TrialParts(detail)
+        #: Bytes of input read (files, or the column chunks of Parquet files a scan needed).
+        self.bytes_read = 0
+        #: The combined counts of the last :meth:`counts` (with each row's trial index range).
+        self.combined: Columns | None = None
+        #: The progress of the input being read (a reader in Python updates it).
+        self.watch = Watch(None, "")
 
     @property
     def detail(self) -> bool:
@@ -184,20 +193,24 @@ class TrialSink:
 
     def used_columns(self, available: Sequence[str]) -> list[str]:
         """The columns among ``available`` the column map and the group keys use, in file order."""
-        used = _used(self.columns.resolve(list(available), self._data_by(available)))
+        used = _used(self.columns.resolve(list(available), self.data_by(available)))
         if self._trials is not None:  # and the columns the trials' fields come from
             used |= {column for name in self._trials.fields for column in TRIAL_FIELDS[name]}
             used |= {self.columns.verdict or "verdict", self.columns.score or "score"}
         return [name for name in available if name in used]
+
+    def scratch(self) -> Path:
+        """A temporary folder the sink removes when it closes."""
+        if self._scratch is None:
+            self._scratch = Path(tempfile.mkdtemp(prefix="trialscore-"))
+        return self._scratch
 
     def without_bom(self, path: Path) -> Path:
         """``path``, or a temporary copy without its UTF-8 byte order mark (same lines, same numbers)."""
         with path.open("rb") as handle:
             if handle.read(len(UTF8_BOM)) != UTF8_BOM:
                 return path
-            if self._scratch is None:
-                self._scratch = Path(tempfile.mkdtemp(prefix="trialscore-"))
-            copy = self._scratch / f"{self.new_name('nobom')}{path.suffix}"
+            copy = self.scratch() / f"{self.new_name('nobom')}{path.suffix}"
             with copy.open("wb") as out:
                 shutil.copyfileobj(handle, out, 2**20)
         return copy
@@ -219,7 +232,7 @@ class TrialSink:
         """Make ``message`` the first skipped row, unless ``earlier`` (one before this input) is."""
         self.stats = dataclasses.replace(self.stats, first_skipped=earlier or message)
 
-    def _data_by(self, available: Sequence[str]) -> list[str]:
+    def data_by(self, available: Sequence[str]) -> list[str]:
         """The group keys read from the data: all but ``file`` and the optional ones it lacks."""
         return [
             name
@@ -247,7 +260,7 @@ class TrialSink:
             available = types if types is not None else self.describe(relation)
         except duckdb.Error as exc:
             raise EngineError(label, engine_reason(exc)) from exc
-        resolved = self.columns.resolve(list(available), self._data_by(list(available)))
+        resolved = self.columns.resolve(list(available), self.data_by(list(available)))
         used = _used(resolved) | (set(RECORD_FIELDS.values()) & set(available) if records else set())
         scan = Scan(label, relation, resolved, {name: available[name] for name in used}, locate, records)
         try:
@@ -318,6 +331,8 @@ class TrialSink:
             "trial_lo": empty,
             "trial_hi": empty,
             "trial_rows": np.zeros(rows.size, dtype=np.int64),
+            "score_sum": c.astype(np.int64) * SCORE_UNIT,
+            "score_sumsq": c.astype(np.int64) * SCORE_UNIT,
         }
         trials = None
         if self._trials is not None:  # a matrix's trials in the order of its columns are not kept
@@ -330,7 +345,7 @@ class TrialSink:
         """Combine every part, check trial indices, and build the :class:`ItemCounts`."""
         if not self._parts:
             raise EvaluationError("no input: give at least one file")
-        table = self._combine()
+        table = self.combined = self._combine()
         trials = None
         if self._trials is not None:  # before the check below: a repeated trial is named where it is
             trials = self._trials.columns(table, self.by, check=not allow_repeated_trials)
@@ -348,6 +363,8 @@ class TrialSink:
             stats=stats,
             cluster=texts(table["cluster"]) if "cluster" in table else None,
             trials=trials,
+            score_sum=integers(table["score_sum"]),
+            score_sumsq=integers(table["score_sumsq"]),
         )
 
     def _combine(self) -> Columns:
@@ -365,7 +382,8 @@ class TrialSink:
                 f"SELECT {keys}, sum(rows)::BIGINT AS rows, sum(graded)::BIGINT AS graded, "
                 f"coalesce(sum(c), 0)::BIGINT AS c, sum(errored)::BIGINT AS errored, "
                 f"min(trial_lo) AS trial_lo, max(trial_hi) AS trial_hi, "
-                f"sum(trial_rows)::BIGINT AS trial_rows{clusters} FROM {name} GROUP BY {keys} "
+                f"sum(trial_rows)::BIGINT AS trial_rows, sum(score_sum)::BIGINT AS score_sum, "
+                f"sum(score_sumsq)::BIGINT AS score_sumsq{clusters} FROM {name} GROUP BY {keys} "
                 f"ORDER BY {keys} NULLS LAST"
             ),
         )

@@ -24,12 +24,13 @@ import duckdb
 import numpy as np
 
 from trialscore.errors import EvaluationError, parameter, template, worded
-from trialscore.results._columns import Columns, fetch, floats, register, row, strings
+from trialscore.results._columns import Columns, fetch, floats, integers, register, row, strings
 from trialscore.results.columns import ResolvedColumns
 
 __all__ = [
     "COUNT_COLUMNS",
     "RECORD_FIELDS",
+    "SCORE_UNIT",
     "LongTable",
     "Role",
     "Scan",
@@ -46,7 +47,14 @@ __all__ = [
 ]
 
 #: Columns of a tally table after the group columns ``g0, g1, ...``.
-COUNT_COLUMNS = ("item", "rows", "graded", "c", "errored", "trial_lo", "trial_hi", "trial_rows")
+COUNT_COLUMNS = (
+    "item", "rows", "graded", "c", "errored", "trial_lo", "trial_hi", "trial_rows", "score_sum", "score_sumsq"
+)  # fmt: skip
+
+#: Graded scores are summed exactly as whole numbers of this unit (``floor(score * 1e9 + 0.5)``, and
+#: ``floor(score * score * 1e9 + 0.5)`` for the sum of squares), so that every engine, every order and
+#: every merge of counts gives the same sums to the last digit.  A 0/1 outcome's score is the outcome.
+SCORE_UNIT = 1_000_000_000
 
 _INTEGER = re.compile(r"^U?(TINYINT|SMALLINT|INTEGER|BIGINT|HUGEINT)$")
 _FLOAT = re.compile(r"^(FLOAT|DOUBLE|DECIMAL\(\d+,\s*\d+\))$")
@@ -138,6 +146,8 @@ class Role:
     value: str
     bad: str | None
     grouped: bool = False
+    number: str | None = None
+    """The graded score as DOUBLE (a score outcome only: its sums are kept, see :data:`SCORE_UNIT`)."""
 
 
 def _kind(column: str, type_name: str) -> str:
@@ -223,7 +233,7 @@ def _score_role(column: str, kind: str, threshold: float) -> Role:
     if kind == "text":
         name = quote_identifier(column)
         bad = f"({bad} OR ({name} IS NOT NULL AND trim({name}) <> '' AND {x} IS NULL))"
-    return Role(value, bad)
+    return Role(value, bad, number=x)
 
 
 def _verdict_role(column: str, kind: str) -> Role:
@@ -305,6 +315,16 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool
     outcome = roles[scan.columns.outcome][1].value
     trial = roles["trial"][1].value if "trial" in roles else "CAST(NULL AS BIGINT)"
     inner = [*groups, f"{roles['item'][1].value} AS item", f"{outcome} AS passed", f"{trial} AS trial"]
+    number = roles[scan.columns.outcome][1].number
+    sums = ""
+    if number is not None:  # graded scores: their exact sums (a 0/1 outcome's follow from c)
+        graded = f"CASE WHEN isnan({number}) OR NOT ({number} BETWEEN 0 AND 1) THEN NULL ELSE {number} END"
+        inner.append(f"{graded} AS score")
+        sums = (
+            f"coalesce(sum(CAST(floor(score * {SCORE_UNIT}.0 + 0.5) AS BIGINT)), 0)::BIGINT AS score_sum, "
+            f"coalesce(sum(CAST(floor(score * score * {SCORE_UNIT}.0 + 0.5) AS BIGINT)), 0)::BIGINT "
+            "AS score_sumsq, "
+        )
     clusters = ""
     if "cluster" in roles:
         inner.append(f"{roles['cluster'][1].value} AS cluster")
@@ -321,7 +341,7 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
         f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
-        f"count(trial) AS trial_rows, {clusters}{invalid} AS invalid "
+        f"count(trial) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
         f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL"
     )
 
@@ -425,7 +445,13 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
 
 
 def _without_invalid(table: Columns) -> Columns:
-    return {name: column for name, column in table.items() if name != "invalid"}
+    """The counts without the ``invalid`` column, with the sums of graded scores (those of 0/1 outcomes
+    follow from ``c``)."""
+    out = {name: column for name, column in table.items() if name != "invalid"}
+    if "score_sum" not in out:
+        sums = integers(out["c"]) * SCORE_UNIT
+        out["score_sum"], out["score_sumsq"] = sums, sums.copy()
+    return out
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ Every input that is read must hold trials: an empty file, a CSV with only a
 header, or a file whose every row was skipped as invalid is an error naming it.
 
 >>> [info.name for info in list_formats()]
-['runner', 'inspect', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
+['runner', 'inspect', 'counts', 'parquet', 'wide', 'cases', 'promptfoo', 'lm-eval',
  'tau-bench', 'tau2-bench', 'openai-evals', 'deepeval', 'helm', 'swe-bench',
  'harbor', 'json-array', 'jsonl', 'csv']
 >>> import tempfile, pathlib
@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from trialscore.errors import EvaluationError, parameter
+from trialscore.results import sources
 from trialscore.results.formats import (
     cases,
+    counts,
     deepeval,
     harbor,
     helm,
@@ -53,10 +55,12 @@ from trialscore.results.formats import (
     tau_bench,
     wide,
 )
-from trialscore.results.formats._text import is_blank
+from trialscore.results.formats._text import is_blank, tree_files
 from trialscore.results.formats.base import Format, FormatInfo
+from trialscore.results.progress import watching
 
 if TYPE_CHECKING:
+    from trialscore.results.counts import ReadStats
     from trialscore.results.sink import TrialSink
 
 __all__ = [
@@ -75,6 +79,7 @@ __all__ = [
 FORMATS: dict[str, Format] = {
     run_folder.NAME: run_folder,
     inspect_log.NAME: inspect_log,
+    counts.NAME: counts,
     parquet.NAME: parquet,
     wide.NAME: wide,
     cases.NAME: cases,
@@ -275,8 +280,12 @@ def detect_format(path: Path) -> Format:
     raise EvaluationError(f"{path}: its content is none of the formats trialscore reads: {listing}")
 
 
-def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> Format:
+def read_input(path: Path | str, sink: TrialSink, input_format: str | None = None) -> Format:
     """Read one file or folder into ``sink`` (format by name, else detected); return the format used.
+
+    ``path`` may also be a URL (``s3://bucket/prefix/``) or a glob (``runs/*/trials.parquet``,
+    ``run=*/model=*/*.parquet``): Parquet files it names are read as one table (a counts table, or
+    trial rows), any other file one by one (see :mod:`trialscore.results.sources`).
 
     Raises
     ------
@@ -284,15 +293,77 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
         When the input cannot be read, holds a bad row (unless the sink skips them),
         or holds no trials (nothing, a header only, or only rows skipped as invalid).
     """
+    if sources.is_url(path):
+        return _read_url(str(path), sink, input_format)
+    path = Path(path)
+    if sources.has_glob(path) and not path.exists():
+        return _read_glob(str(path), sink, input_format)
     fmt = get_format(input_format) if input_format is not None else detect_format(path)
     _check_readable(path)
     before = sink.stats
+    read_before = sink.bytes_read
     try:
-        fmt.read(path, sink)
+        with watching(sink.con, f"reading {path.name}") as sink.watch:
+            fmt.read(path, sink)
     except OSError as exc:
         raise EvaluationError(
             f"{exc.filename or path}: cannot read as {fmt.NAME}: {exc.strerror or exc}"
         ) from exc
+    if sink.bytes_read == read_before:  # the format read its files whole
+        sink.bytes_read += _size(path)
+    _check_rows(path, sink, before, fmt)
+    return fmt
+
+
+def _size(path: Path) -> int:
+    """Bytes of a file, or of the files in a folder and below it."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(file.stat().st_size for file in tree_files(path, lambda file: file.is_file()))
+
+
+def _parquet_format(files: sources.ParquetFiles, sink: TrialSink, input_format: str | None) -> Format:
+    """The format that reads these Parquet files: the one named, else counts or trial rows."""
+    if input_format is not None:
+        fmt = get_format(input_format)
+        if fmt.NAME not in (counts.NAME, parquet.NAME):
+            raise EvaluationError(f"{files.label}: holds Parquet files; they are read as counts or parquet")
+        return fmt
+    return counts if counts.holds_counts(files, sink.con) else parquet
+
+
+def _read_files(files: sources.ParquetFiles, sink: TrialSink, input_format: str | None) -> Format:
+    fmt = _parquet_format(files, sink, input_format)
+    before = sink.stats
+    with watching(sink.con, f"reading {files.label}") as sink.watch:
+        (counts if fmt is counts else parquet).read_files(files, sink)
+    _check_rows(files.label, sink, before, fmt)
+    return fmt
+
+
+def _read_url(url: str, sink: TrialSink, input_format: str | None) -> Format:
+    """A remote Parquet dataset scanned in place, or a remote file copied and read as a local one."""
+    files, filesystem, paths = sources.remote_files(url)
+    if files is not None:
+        return _read_files(files, sink, input_format)
+    copy = sources.download(url, filesystem, paths[0], sink.scratch())
+    return read_input(copy, sink, input_format)
+
+
+def _read_glob(pattern: str, sink: TrialSink, input_format: str | None) -> Format:
+    """The paths a glob matches: Parquet files as one table, anything else one by one."""
+    matches = sources.glob_paths(pattern)
+    if all(match.is_file() and match.suffix.lower() in sources.PARQUET_SUFFIXES for match in matches):
+        return _read_files(sources.local_files(pattern, matches), sink, input_format)
+    fmt = None
+    for match in matches:
+        fmt = read_input(match, sink, input_format)
+    assert fmt is not None
+    return fmt
+
+
+def _check_rows(path: Path | str, sink: TrialSink, before: ReadStats, fmt: Format) -> None:
+    """An input that gave no trial row, or only invalid ones, is an error naming it."""
     rows = sink.stats.rows_read - before.rows_read
     skipped = sink.stats.rows_skipped - before.rows_skipped
     if rows == 0:
@@ -303,4 +374,3 @@ def read_input(path: Path, sink: TrialSink, input_format: str | None = None) -> 
             f"no valid trials in {path}: {every} invalid and skipped "
             f"(without {parameter('skip_invalid')} the first is named)"
         )
-    return fmt

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_DOCUMENT_BYTES",
     "MAX_LINE_BYTES",
     "MAX_ZIP_RATIO",
+    "array_items",
     "check_nesting",
     "check_zip_member",
     "file_keys",
@@ -303,32 +304,43 @@ def json_array_items(path: Path, chunk: int = 1 << 20) -> Iterator[object]:
     [{'a': 1}, 2, 'x']
     """
     with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
-        text = _ArrayText(handle, chunk)
-        if text.peek() != "[":
-            raise EvaluationError(f"{path}: expected a JSON array; it starts {text.rest(20)!r}")
+        yield from array_items(handle, str(path), chunk)
+
+
+def array_items(handle: TextIO, label: str, chunk: int = 1 << 20) -> Iterator[object]:
+    """Every element of the JSON array read from the text ``handle``, parsed one at a time (see
+    :func:`json_array_items`); errors name ``label``.
+
+    >>> import io
+    >>> list(array_items(io.StringIO('[1, {"b": [2]}]'), "x"))
+    [1, {'b': [2]}]
+    """
+    text = _ArrayText(handle, chunk)
+    if text.peek() != "[":
+        raise EvaluationError(f"{label}: expected a JSON array; it starts {text.rest(20)!r}")
+    text.position += 1
+    if text.peek() == "]":
         text.position += 1
-        if text.peek() == "]":
+    else:
+        index = 0
+        while True:
+            try:
+                yield text.value()
+            except _TooLong as exc:
+                raise EvaluationError(f"{label}: element {index + 1}: {exc}") from None
+            except ValueError as exc:
+                reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
+                raise EvaluationError(f"{label}: element {index + 1} is not valid JSON: {reason}") from exc
+            index += 1
+            separator = text.peek()
             text.position += 1
-        else:
-            index = 0
-            while True:
-                try:
-                    yield text.value()
-                except _TooLong as exc:
-                    raise EvaluationError(f"{path}: element {index + 1}: {exc}") from None
-                except ValueError as exc:
-                    reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
-                    raise EvaluationError(f"{path}: element {index + 1} is not valid JSON: {reason}") from exc
-                index += 1
-                separator = text.peek()
-                text.position += 1
-                if separator == "]":
-                    break
-                if separator != ",":
-                    got = separator or "the end of the file"
-                    raise EvaluationError(f"{path}: expected ',' or ']' after element {index}; got {got!r}")
-        if text.peek():
-            raise EvaluationError(f"{path}: text after the end of the JSON array: {text.rest(20)!r}")
+            if separator == "]":
+                break
+            if separator != ",":
+                got = separator or "the end of the file"
+                raise EvaluationError(f"{label}: expected ',' or ']' after element {index}; got {got!r}")
+    if text.peek():
+        raise EvaluationError(f"{label}: text after the end of the JSON array: {text.rest(20)!r}")
 
 
 class _TooLong(ValueError):

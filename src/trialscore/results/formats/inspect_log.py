@@ -30,18 +30,26 @@ log: every ``.eval`` file and every ``.json`` file that is an eval log, in it or
 below it, in path order, each labelled by its own path (so ``--by file`` tells them apart).
 Other files are not trials and are not read.
 
-An ``.eval`` file is a zip: before inspect_ai opens it, every member it reads (all but the
-``samples/`` transcripts) is checked to inflate to at most :data:`MAX_MEMBER_BYTES` (a zip
-bomb is an error naming the member); a ``.json`` log is read whole, so one over
-:data:`~trialscore.results.formats._text.MAX_DOCUMENT_BYTES` is an error (``inspect log
-convert --to eval`` makes the ``.eval`` file inspect_ai reads by parts).
+An ``.eval`` file is a zip, read by parts: its header by inspect_ai (``header.json``), and the
+sample summaries (``summaries.json``, or ``_journal/summaries/N.json`` of a log still being
+written) streamed one summary at a time, keeping only each one's id, epoch, scores and error (last
+entry wins for a repeated (id, epoch), as inspect_ai's readers do); the ``samples/`` transcripts
+are never opened.  So a log of 200,000 samples and 1 GB is read in bounded memory
+(``benchmarks/scale.py`` measures it).  The header member is checked to inflate to at most
+:data:`MAX_MEMBER_BYTES`, and every member read to at most
+:data:`~trialscore.results.formats._text.MAX_ZIP_RATIO` times its compressed size (a zip bomb is an
+error naming the member); a ``.json`` log is read whole, so one over
+:data:`~trialscore.results.formats._text.MAX_DOCUMENT_BYTES` is an error (``inspect log convert --to
+eval`` makes the ``.eval`` file read by parts).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +57,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.counts import PartialRun
 from trialscore.results.formats._text import (
     MAX_DOCUMENT_BYTES,
+    array_items,
     check_nesting,
     check_zip_member,
     file_keys,
@@ -107,7 +116,7 @@ def read(path: Path, sink: TrialSink) -> None:
     if not logs:
         raise EvaluationError(f"{path}: the folder holds no inspect_ai log (.eval, or .json eval log)")
     for log in logs:
-        table, partial = _log_table(log)
+        table, partial = _log_table(log, sink.watch.update)
         sink.scan_table(str(log), table)
         if partial is not None:
             sink.partial(partial)
@@ -129,14 +138,66 @@ def _check_size(path: Path) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
-                if not info.filename.startswith("samples/"):
-                    check_zip_member(path, info, MAX_MEMBER_BYTES)
-                    check_nesting(archive.read(info), f"{path} member {info.filename!r}")
+                if info.filename.startswith("samples/"):
+                    continue
+                if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
+                    check_zip_member(path, info, 2**62)
+                    continue
+                check_zip_member(path, info, MAX_MEMBER_BYTES)
+                check_nesting(archive.read(info), f"{path} member {info.filename!r}")
     except zipfile.BadZipFile as exc:
         raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
 
 
-def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:
+def _is_summary(name: str) -> bool:
+    """Whether a zip member holds sample summaries (the consolidated list, or a journal part)."""
+    return name == _SUMMARIES or (name.startswith(_JOURNAL) and name.endswith(".json"))
+
+
+_SUMMARIES = "summaries.json"
+_JOURNAL = "_journal/summaries/"
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """What scoring needs of one sample summary: its id, epoch, error and scores' values."""
+
+    id: str
+    epoch: int
+    error: object
+    scores: dict[str, Any]
+
+
+def _streamed(path: Path, progress: Callable[[float], None], planned: int) -> list[_Summary]:
+    """The sample summaries of an ``.eval`` zip, parsed one at a time (last entry wins per (id, epoch))."""
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        members = [_SUMMARIES] if _SUMMARIES in names else sorted(
+            (name for name in names if _is_summary(name)), key=lambda name: (len(name), name)
+        )  # fmt: skip
+        found: dict[tuple[str, int], _Summary] = {}
+        for member in members:
+            label = f"{path} member {member!r}"
+            with archive.open(member) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+                for index, item in enumerate(array_items(text, label)):
+                    if (
+                        not isinstance(item, dict)
+                        or "id" not in item
+                        or not isinstance(item.get("epoch"), int)
+                    ):
+                        raise EvaluationError(
+                            f"{label}: element {index + 1} is not a sample summary (id, epoch)"
+                        )
+                    scores = item.get("scores") or {}
+                    values = {name: (score or {}).get("value") for name, score in scores.items()}
+                    summary = _Summary(str(item["id"]), item["epoch"], item.get("error"), values)
+                    found[(summary.id, summary.epoch)] = summary
+                    if index % 4096 == 0 and planned:
+                        progress(len(found) / planned)
+    return list(found.values())
+
+
+def _load(path: Path, progress: Callable[[float], None]) -> tuple[Any, list[Any], Callable[[Any], float]]:
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
@@ -147,7 +208,15 @@ def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:
     _check_size(path)
     try:
         header = read_eval_log(str(path), header_only=True)
-        samples = read_eval_log_sample_summaries(str(path))
+        if head_bytes(path, len(_ZIP)) == _ZIP:
+            samples: list[Any] = _streamed(path, progress, _planned(header))
+        else:
+            samples = [
+                _Summary(str(s.id), s.epoch, s.error, {k: v.value for k, v in (s.scores or {}).items()})
+                for s in read_eval_log_sample_summaries(str(path))
+            ]
+    except EvaluationError:
+        raise
     except Exception as exc:  # inspect_ai raises its own and pydantic errors for bad logs
         raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
     return header, samples, value_to_float()
@@ -158,35 +227,42 @@ def inspect_log_table(path: Path) -> LongTable:
     return _log_table(path)[0]
 
 
+def _planned(header: Any) -> int:
+    """The samples the log planned: dataset samples x epochs."""
+    dataset, epochs = header.eval.dataset, header.eval.config.epochs or 1
+    samples = len(dataset.sample_ids) if dataset.sample_ids else dataset.samples or 0
+    return int(samples * epochs)
+
+
 def _partial(path: Path, header: Any, logged: int) -> PartialRun | None:
     """The log as a partial run when its status is not ``success`` (None when it is)."""
     if header.status == "success":
         return None
-    dataset, epochs = header.eval.dataset, header.eval.config.epochs or 1
-    samples = len(dataset.sample_ids) if dataset.sample_ids else dataset.samples or 0
-    return PartialRun(str(path), str(header.status), planned=samples * epochs, logged=logged)
+    return PartialRun(str(path), str(header.status), planned=_planned(header), logged=logged)
 
 
-def _log_table(path: Path) -> tuple[LongTable, PartialRun | None]:
+def _log_table(
+    path: Path, progress: Callable[[float], None] = lambda done: None
+) -> tuple[LongTable, PartialRun | None]:
     """Trial rows of one inspect_ai log file, and the log as a partial run when it did not finish."""
-    header, samples, to_float = _load(path)
-    scorers = sorted({name for sample in samples for name in (sample.scores or {})})
+    header, samples, to_float = _load(path, progress)
+    scorers = sorted({name for sample in samples for name in sample.scores})
     columns: dict[str, list[str | None]] = {
         name: [] for name in ("case_id", "trial", "target", "suite", "run_id", "scorer", "passed", "score")
     }
     where: list[str] = []
     for sample in samples:
-        scores = sample.scores or {}
+        scores = sample.scores
         for scorer in scorers or [None]:
-            score = scores.get(scorer) if scorer is not None else None
+            raw = scores.get(scorer) if scorer is not None else None
             passed = value = None
-            if sample.error is None and score is not None:
-                if isinstance(score.value, (list, dict)):
-                    passed = json.dumps(score.value)
+            if sample.error is None and raw is not None:
+                if isinstance(raw, (list, dict)):
+                    passed = json.dumps(raw)
                 else:
-                    value = float(to_float(score.value))
+                    value = float(to_float(raw))
                     passed = "true" if value == 1.0 else "false"
-            columns["case_id"].append(str(sample.id))
+            columns["case_id"].append(sample.id)
             columns["trial"].append(text_value(sample.epoch - 1))
             columns["target"].append(header.eval.model)
             columns["suite"].append(header.eval.task)

@@ -1,0 +1,101 @@
+"""An inspect_ai ``.eval`` log of any size, built from a small log that inspect_ai itself wrote.
+
+inspect_ai writes a small eval (mockllm, offline); its members' JSON (the header, one sample, one
+sample summary) are the templates of a log of ``samples`` samples x ``epochs`` epochs: every sample
+gets its id, epoch, score (``C`` or ``I``: a pass rate per sample), an error on some, and a transcript
+of ``transcript_chars`` characters of message text, so the file has the size of a real long log.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import zipfile
+from pathlib import Path
+from typing import Any
+
+
+def small_log(log_dir: Path) -> Path:
+    """A 2-sample, 1-epoch eval written by inspect_ai with mockllm (no network)."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import match
+
+    def reply(messages, tools, tool_choice, config):  # type: ignore[no-untyped-def]
+        output = ModelOutput.from_content(model="mockllm", content="2")
+        output.usage = ModelUsage(input_tokens=3, output_tokens=1, total_tokens=4)
+        return output
+
+    dataset = [Sample(input="1+1?", target="2", id="s1"), Sample(input="2+2?", target="4", id="s2")]
+    (log,) = inspect_eval(
+        Task(dataset=dataset, scorer=match(), name="big"),
+        model=get_model("mockllm/model", custom_outputs=reply),
+        log_dir=str(log_dir),
+        display="none",
+    )
+    return Path(log.location)
+
+
+def outcome(sample: int, epoch: int, seed: int) -> str | None:
+    """The score of a sample's epoch: ``C`` / ``I`` from a per-sample pass rate, None for an error."""
+    rng = random.Random(seed * 1_000_003 + sample * 101 + epoch)
+    if rng.random() < 0.01:
+        return None
+    rate = (sample * 7919 % 1000) / 1000
+    return "C" if rng.random() < rate else "I"
+
+
+def big_log(
+    template: Path, out: Path, samples: int, epochs: int = 1, transcript_chars: int = 4000, seed: int = 0,
+    journal_only: bool = False,
+) -> Path:  # fmt: skip
+    """Write ``out``: ``template``'s log grown to ``samples`` x ``epochs`` samples (see the module)."""
+    with zipfile.ZipFile(template) as small:
+        header = json.loads(small.read("header.json"))
+        start = small.read("_journal/start.json")
+        sample_name = next(name for name in small.namelist() if name.startswith("samples/"))
+        sample = json.loads(small.read(sample_name))
+        summary = json.loads(small.read("summaries.json"))[0]
+        reductions = small.read("reductions.json") if "reductions.json" in small.namelist() else None
+    ids = [f"sample-{index:06d}" for index in range(samples)]
+    header["eval"]["dataset"]["samples"] = samples
+    header["eval"]["dataset"]["sample_ids"] = ids
+    header["eval"]["config"]["epochs"] = epochs
+    if journal_only:
+        header["status"] = "started"
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz      .,"
+    summaries: list[dict[str, Any]] = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as log:
+        log.writestr("_journal/start.json", start)
+        for epoch in range(1, epochs + 1):
+            for index, name in enumerate(ids):
+                value = outcome(index, epoch, seed)
+                entry = copy.deepcopy(summary)
+                entry.update(
+                    id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
+                )
+                entry["scores"] = (
+                    {} if value is None else {"match": {**summary["scores"]["match"], "value": value}}
+                )
+                summaries.append(entry)
+                error = None if value else {"message": entry["error"], "traceback": "", "traceback_ansi": ""}
+                body = dict(sample, id=name, epoch=epoch, scores=entry["scores"], error=error)
+                text = "".join(rng.choices(letters, k=transcript_chars))
+                body["messages"] = [
+                    *sample["messages"],
+                    {"role": "assistant", "content": text, "source": "generate"},
+                ]
+                log.writestr(f"samples/{name}_epoch_{epoch}.json", json.dumps(body))
+        chunk = 5000
+        for part, first in enumerate(range(0, len(summaries), chunk), start=1):
+            log.writestr(f"_journal/summaries/{part}.json", json.dumps(summaries[first : first + chunk]))
+        if not journal_only:
+            log.writestr("summaries.json", json.dumps(summaries))
+            if reductions is not None:
+                log.writestr("reductions.json", reductions)
+            log.writestr("header.json", json.dumps(header))
+    return out

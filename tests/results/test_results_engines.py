@@ -1,0 +1,104 @@
+"""The reduction on Ray Data (a local Ray) and on Spark (a local Spark running the job of docs/scale.md)
+gives DuckDB's counts table to the last digit (issue 24)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from _scale import trial_table, write_parquet
+
+from trialscore.errors import EvaluationError
+from trialscore.results.reduce import reduce_trials
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "scale.md"
+
+
+def rows(path: Path) -> list[dict[str, object]]:
+    """The table's rows in one order (every column but the counts as the key)."""
+    table = pq.read_table(path)
+    keys = [
+        name
+        for name in table.column_names
+        if name in ("target", "suite", "category", "scorer", "run", "case_id")
+    ]
+    data = table.to_pylist()
+    return sorted(data, key=lambda row: tuple((row[name] is None, row[name] or "") for name in keys))
+
+
+@pytest.fixture(scope="module")
+def trials(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two files of trial rows of one case set (cases spread over both), with graded scores."""
+    folder = tmp_path_factory.mktemp("engines")
+    table = trial_table(seed=21, items=120, output_chars=200)
+    half = table.num_rows // 2
+    write_parquet(table.slice(0, half), folder / "trials" / "part-0.parquet", row_group_size=500)
+    write_parquet(table.slice(half), folder / "trials" / "part-1.parquet", row_group_size=500)
+    return folder / "trials"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_ray_data_on_a_local_ray_gives_duckdbs_counts_to_the_last_digit(trials, tmp_path):
+    import ray
+
+    from trialscore.results.columns import ColumnMap
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        for name, columns in (("passed", None), ("graded", ColumnMap(score="score", threshold=0.5))):
+            duck = reduce_trials([trials], tmp_path / f"{name}.duckdb.parquet", columns=columns)
+            on_ray = reduce_trials([trials], tmp_path / f"{name}.ray.parquet", columns=columns, engine="ray")
+            assert rows(tmp_path / f"{name}.ray.parquet") == rows(tmp_path / f"{name}.duckdb.parquet")
+            assert (on_ray.rows_read, on_ray.rows_written, on_ray.groups) == (
+                duck.rows_read,
+                duck.rows_written,
+                duck.groups,
+            )
+            assert on_ray.bytes_read == duck.bytes_read  # the same column chunks
+        table = pq.read_table(trials / "part-0.parquet")
+        bad = table.set_column(table.column_names.index("trial"), "trial", pa.array([-1] * table.num_rows))
+        write_parquet(bad, tmp_path / "bad" / "part-0.parquet")
+        with pytest.raises(EvaluationError, match=r"field 'trial' must be a whole number >= 0; got '-1'"):
+            reduce_trials([tmp_path / "bad"], tmp_path / "bad.parquet", engine="ray")
+        assert not (tmp_path / "bad.parquet").exists()
+    finally:
+        ray.shutdown()
+
+
+def spark_job() -> str:
+    """The PySpark job of docs/scale.md, as written there."""
+    text = DOCS.read_text()
+    found = re.search(r"<!-- spark-job -->\n```python\n(.*?)\n```", text, re.S)
+    assert found is not None, "docs/scale.md lost its Spark job"
+    return found.group(1)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_the_spark_job_of_the_docs_on_a_local_spark_gives_duckdbs_counts(trials, tmp_path):
+    job = tmp_path / "counts_job.py"
+    job.write_text(spark_job())
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    env.setdefault("JAVA_HOME", str(Path(os.path.realpath("/usr/bin/java")).parents[1]))
+    for name, threshold in (("passed", None), ("graded", "0.5")):
+        out = tmp_path / f"{name}.spark"
+        args = [sys.executable, str(job), str(trials), str(out), *([threshold] if threshold else [])]
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=500, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        from trialscore.results.columns import ColumnMap
+
+        columns = None if threshold is None else ColumnMap(score="score", threshold=float(threshold))
+        reduce_trials([trials], tmp_path / f"{name}.duckdb.parquet", columns=columns)
+        merged = tmp_path / f"{name}.spark.parquet"
+        reduce_trials([out], merged)  # Spark's part files, read back as one counts table
+        assert rows(out) == rows(tmp_path / f"{name}.duckdb.parquet")  # Spark's own rows, as written
+        assert rows(merged) == rows(tmp_path / f"{name}.duckdb.parquet")
+        parts = sorted(out.glob("*.parquet"))
+        assert parts and pq.read_schema(parts[0]).names[0] == "counts_version"
