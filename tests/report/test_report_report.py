@@ -14,7 +14,7 @@ from trialscore.errors import EvaluationError
 from trialscore.report import ReportSettings, build_report
 from trialscore.report.render import safe_json
 from trialscore.report.runs import read_run
-from trialscore.results.trials import OUTPUT_CHARS
+from trialscore.results.trials import OUTPUT_CHARS, OUTPUT_TEXT_CHARS
 
 PAYLOADS = (
     "<script>window.__pwned=1</script>",
@@ -86,8 +86,15 @@ def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
     block = re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)
     assert block is not None
     assert not set("<>&\u2028\u2029") & set(block.group(1))
-    trials = json.loads(block.group(1))["trials"]
-    outputs = {output for case in trials if case and case[4] for output in case[4] if output}
+    cases = json.loads(block.group(1))["cases"]
+    texts = cases["texts"]
+    outputs = {
+        texts[output]
+        for case in cases["trials"]
+        if case and case[4]
+        for output in case[4]
+        if output is not None
+    }
     assert set(PAYLOADS) <= outputs
 
 
@@ -172,7 +179,9 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
     # the cases that changed, by their delta, the largest fall first, with before and now
     changed = html.split("<h3>Cases that changed</h3>", 1)[1].split("</table>", 1)[0]
     listed = re.findall(
-        r"<tr><td>(\w+)</td><td>m</td><td>\w</td><td>([\d/]+)</td><td>([\d/]+)</td><td>([^<]+)</td>", changed
+        r'<tr data-i="\d+"><td>(\w+)</td><td>m</td><td>\w</td>'
+        r"<td>([\d/]+)</td><td>([\d/]+)</td><td>([^<]+)</td>",
+        changed,
     )
     assert listed == [
         ("a1", "3/3", "0/3", "-1.00"),
@@ -228,9 +237,11 @@ def test_a_thousand_cases_ten_trials_two_runs_fit_in_one_megabyte(tmp_path: Path
 
 
 def test_long_outputs_are_cut_with_their_full_length(tmp_path: Path) -> None:
-    path = _write(tmp_path / "t.jsonl", [_record("a", 0, "pass", output="x" * 5000), _record("a", 1, "fail")])
+    long = "x" * (OUTPUT_TEXT_CHARS + 1000)
+    path = _write(tmp_path / "t.jsonl", [_record("a", 0, "pass", output=long), _record("a", 1, "fail")])
     html = build_report([path])
-    assert '["' + "x" * OUTPUT_CHARS + '",5000]' in html and "x" * (OUTPUT_CHARS + 1) not in html
+    kept = "x" * OUTPUT_TEXT_CHARS
+    assert f'["{kept}",{len(long)}]' in html and kept + "x" not in html
 
 
 def test_other_formats_give_counts_only(tmp_path: Path) -> None:
@@ -298,8 +309,8 @@ def _oracle(path: Path) -> list[object]:
     def number(value: object) -> float | None:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    def cut(value: object) -> str | None:
-        return None if value is None else str(value)[:OUTPUT_CHARS]
+    def cut(value: object, chars: int = OUTPUT_CHARS) -> str | None:
+        return None if value is None else str(value)[:chars]
 
     cases: dict[tuple[object, str], list[dict[str, object]]] = {}
     for line in path.read_text(encoding="utf-8").split("\n"):
@@ -321,7 +332,7 @@ def _oracle(path: Path) -> list[object]:
                 number(row.get("score")),
                 number(row.get("cost_usd")),
                 number(row.get("latency_s")),
-                cut(row.get("output")),
+                cut(row.get("output"), OUTPUT_TEXT_CHARS),
                 len(row["output"]) if isinstance(row.get("output"), str) else 0,  # type: ignore[arg-type]
                 cut(row.get("error")),
                 tuple(
