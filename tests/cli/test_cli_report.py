@@ -26,6 +26,7 @@ def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> Non
         str(out),
         "--no-progress",
         "--report",
+        str(out / "report.html"),
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -16,7 +16,7 @@ from trialscore.errors import EvaluationError
 if TYPE_CHECKING:
     from trialscore.report.runs import RunData
 
-__all__ = ["report", "write_run_report"]
+__all__ = ["report"]
 
 
 class ReportBy(str, Enum):
@@ -81,13 +81,6 @@ def _stored_cases(store: Path | None, run_id: str) -> list[dict[str, object]]:
     except EvaluationError:  # a dataset file moved since: the drawer shows the trials without them
         return []
     return [{"eval_id": case.id, **case_fields(case)} for case in suite.cases]
-
-
-def write_run_report(folder: Path) -> Path:
-    """Write ``report.html`` into a run's output folder (``trialscore run --report``); return its path."""
-    from trialscore.report import write_report
-
-    return write_report(folder / "report.html", [folder])
 
 
 @app.command()

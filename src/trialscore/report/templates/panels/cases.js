@@ -86,16 +86,18 @@ function text(v) { return v === null || v === undefined ? "—" : String(v); }
 
 // The strips of a case's tool calls: one row per trial, a mark per call (its tool's name, its
 // arguments as the mark's title); the step where the trials diverge is marked.
-ts.callStrips = function (calls, letters, trialNames) {
+ts.callStrips = function (calls, letters, trialNames, quiet) {
   var box = el("div", null, "calls");
-  if (calls[1] !== null) box.appendChild(el("p", "The trials diverge at step " + calls[1] + ".", "diverge"));
+  if (calls[1] !== null && !quiet) box.appendChild(el("p", "The trials diverge at step " + calls[1] + ".", "diverge"));
   calls[0].forEach(function (strip, i) {
     var line = el("div", null, "call-strip");
     line.appendChild(el("span", "trial " + trialNames[i] + " (" + names[letters.charAt(i)] + ")", "call-trial"));
     if (strip === null) line.appendChild(el("span", "no calls recorded", "call-none"));
     else if (!strip.length) line.appendChild(el("span", "no tool called", "call-none"));
     else strip.forEach(function (call, step) {
-      var mark = el("span", data.tools[call[0]], "call" + (calls[1] !== null && step + 1 >= calls[1] ? " after" : ""));
+      var args = ts.text(call[1]).slice(1, -1);
+      var shown = data.tools[call[0]] + (args ? "(" + (args.length > 24 ? args.slice(0, 23) + "…" : args) + ")" : "");
+      var mark = el("span", shown, "call" + (calls[1] !== null && step + 1 >= calls[1] ? " after" : ""));
       mark.title = "step " + (step + 1) + ": " + data.tools[call[0]] + " " + ts.text(call[1]);
       line.appendChild(mark);
     });
@@ -150,7 +152,7 @@ function groupList(groups, letters, trialIds, caseId, target, title) {
     check.type = "checkbox";
     check.addEventListener("change", function () { draw(check.checked ? 1 : 0); });
     label.appendChild(check);
-    label.appendChild(document.createTextNode(" ignore whitespace and case (" + groups[1].length + " groups)"));
+    label.appendChild(document.createTextNode(" ignore whitespace and case (" + groups[1].length + (groups[1].length === 1 ? " group)" : " groups)")));
     box.appendChild(label);
   }
   draw(0);
@@ -245,7 +247,7 @@ function open(tr, trial) {
     chosen.classList.add("chosen");
     chosen.scrollIntoView();
   }
-  document.getElementById("drawer-close").focus();
+  document.getElementById("drawer-close").focus({ preventScroll: true });
 }
 
 function close() {
