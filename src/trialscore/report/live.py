@@ -10,10 +10,11 @@ when the run ends the last page is written without that, so the browser stops re
 page whose run stopped writing (the process was killed) stops reloading on its own once nothing
 new came for a minute (or ten writing intervals).
 
-**Cost.**  A page is built from the records in memory (no file or store is read); the building
-runs off the event loop, and the time between pages grows with the time a page takes to build
-(at least 19 times it), so the writer never takes more than a twentieth of one core, however
-large the run.  ``benchmarks/report.py`` measures a 2,000-trial run with and without it.
+**Cost.**  A page is built from the committed records (each written once to a temporary trial file
+the report reads; the store is not read); the building runs off the event loop, and the time
+between pages grows with the time a page takes to build (at least 19 times it), so the live pages
+never take more than a twentieth of one core, however large the run; the last page is built once
+the trials are done.  ``benchmarks/report.py`` measures a 2,000-trial run with and without it.
 
 >>> import tempfile, pathlib
 >>> from trialscore.api import run_suite
@@ -30,6 +31,8 @@ large the run.  ``benchmarks/report.py`` measures a 2,000-trial run with and wit
 from __future__ import annotations
 
 import contextlib
+import os
+import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -73,8 +76,10 @@ class LiveReport:
         self.pages = 0
         self.error: EvaluationError | None = None
         self._records: list[TrialRecord] = []
-        self._label = "run"
+        self._label = self._run_id = "run"
         self._planned = 0
+        self._trials = Path()
+        self._dumped = 0
         self._asked: Mapping[str, tuple[object, object]] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -89,7 +94,12 @@ class LiveReport:
         from trialscore.runner.outputs import case_fields
 
         self._label = f"run {run_id}"
+        self._run_id = run_id
         self._planned = planned
+        handle, name = tempfile.mkstemp(prefix="trialscore-live-", suffix=".jsonl")
+        os.close(handle)
+        self._trials = Path(name)
+        self._dumped = 0
         self._asked = asked_of({"eval_id": case.id, **case_fields(case)} for case in suite.cases)
         self._records = list(earlier)
         self._stop.clear()
@@ -106,12 +116,13 @@ class LiveReport:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        if not self._records:
-            return
         try:
-            self._write(list(self._records), live=False, completed=completed)
+            if self._records:
+                self._write(list(self._records), live=False, completed=completed)
         except EvaluationError as exc:  # the run's result stands; the caller says the page was not written
             self.error = exc
+        finally:
+            self._trials.unlink(missing_ok=True)
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -137,24 +148,18 @@ class LiveReport:
         from trialscore.report import build_report
         from trialscore.report.runs import read_run
         from trialscore.results.counts import PartialRun
-        from trialscore.results.readers import RecordSource
 
-        short = not completed and len(records) < self._planned
-        partial = PartialRun(
-            self._label, "running" if live else "interrupted", self._planned, len(records), "trials"
-        )
-        source = RecordSource(self._label, records, partial=partial if short and not live else None)
-        run = read_run(source, asked=self._asked)
-        state = None
+        with self._trials.open("a", encoding="utf-8") as out:  # each record is dumped once
+            out.writelines(record.to_json_line() + "\n" for record in records[self._dumped :])
+        self._dumped = len(records)
+        run = replace(read_run(self._trials, label=self._label, asked=self._asked), run_id=self._run_id)
+        state: dict[str, float] | None = None
         if live:
-            stale = max(60.0, 10 * self._wait)
-            state = {
-                "seq": self.pages,
-                "committed": len(records),
-                "planned": self._planned,
-                "refresh": REFRESH_S,
-            }
-            state["stale"] = stale
+            state = {"seq": self.pages, "committed": len(records), "planned": self._planned}
+            state.update(refresh=REFRESH_S, stale=max(60.0, 10 * self._wait))
+        elif not completed and len(records) < self._planned:
+            partial = PartialRun(self._label, "interrupted", self._planned, len(records), "trials")
+            run = replace(run, partial=(*run.partial, partial.message))
         html = build_report([run], settings=replace(self.settings, live=state))
         with contextlib.suppress(OSError):  # a folder it cannot make: write_atomic says why
             self.path.parent.mkdir(parents=True, exist_ok=True)
