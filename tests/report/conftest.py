@@ -144,6 +144,18 @@ class Page:
             raise RuntimeError(str(result["exceptionDetails"]))
         return result["result"].get("value")
 
+    def until(self, expression: str, timeout: float = 30) -> Any:
+        """The value of ``expression`` once it is truthy (the page unpacks its texts asynchronously);
+        a hang fails as a TimeoutError naming it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"hung: {expression} stayed {value!r} for {timeout} s")
+            time.sleep(0.05)
+
     def problems(self) -> list[str]:
         """Script exceptions, console or log errors, and requests beyond the page itself."""
         out = []

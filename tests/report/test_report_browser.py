@@ -58,7 +58,7 @@ def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     assert page.eval(VISIBLE) == 1 and page.eval(FIRST_CASE) == "case-0007"
     # the drawer: one box per trial with its output; Escape closes it and gives focus back
     page.eval("document.querySelector('#case-table tbody tr:not([hidden]) button.case').click()")
-    assert page.eval("document.getElementById('drawer').hidden") is False
+    page.until("!document.getElementById('drawer').hidden")
     assert page.eval("document.activeElement.id") == "drawer-close"
     assert page.eval("document.querySelectorAll('#drawer .trial').length") == 6
     assert "answer 7" in page.eval("document.getElementById('drawer-body').textContent")
@@ -83,7 +83,9 @@ def test_payloads_stay_text_in_the_browser(tmp_path: Path, open_page) -> None:
     assert set(PAYLOADS) <= set(cases)
     # open every payload case's drawer: its output and error come back as the same text
     for index, payload in enumerate(cases):
+        page.eval("document.getElementById('drawer-title').textContent = ''")
         page.eval(f"document.querySelectorAll('button.case')[{index}].click()")
+        page.until("document.getElementById('drawer-title').textContent")
         body = page.eval("document.getElementById('drawer-body').textContent")
         if payload in PAYLOADS:
             assert body.count(payload) >= 2  # the output (twice: pass and fail trial), the error
@@ -143,6 +145,7 @@ def test_the_drawer_shows_what_the_case_asked_and_expected(tmp_path: Path, open_
         "Array.from(document.querySelectorAll('#case-table button.case'))"
         ".find(b => b.textContent === 'multiply').click()"
     )
+    page.until("!document.getElementById('drawer').hidden")
     shown = page.eval("Array.from(document.querySelectorAll('#drawer-body .asked')).map(e => e.textContent)")
     assert shown == ["input", "What is 17 * 23? Answer with the number.", "expected", "391"]
     assert page.problems() == []

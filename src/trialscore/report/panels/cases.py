@@ -17,6 +17,7 @@ from markupsafe import Markup, escape
 from trialscore.report.context import ReportContext
 from trialscore.report.drawer import asked
 from trialscore.report.panel import Built, Panel
+from trialscore.report.render import pack
 
 __all__ = ["PANEL", "case_rows"]
 
@@ -77,7 +78,7 @@ def build(context: ReportContext) -> Built:
     }
     data = {
         "trials": trials,
-        "texts": drawer.texts.texts,
+        "texts": pack(drawer.texts.texts),  # every distinct text once, deflated
         "graders": list(drawer.graders),
         "tools": list(drawer.calls.tools),
         "asked": [asked(case, run.asked) for case in run.cases],

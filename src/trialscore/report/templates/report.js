@@ -14,6 +14,19 @@ ts.el = function (tag, text, cls) {
   return node;
 };
 
+// The run's distinct texts come deflated (see render.pack): unpacked once, by the browser itself.
+function unpack(packed) {
+  var raw = atob(packed || "");
+  if (!raw) return Promise.resolve([]);
+  var bytes = new Uint8Array(raw.length);
+  for (var i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  return new Response(stream).text().then(JSON.parse);
+}
+ts.ready = unpack(ts.data.cases ? ts.data.cases.texts : "").then(function (texts) {
+  if (ts.data.cases) ts.data.cases.texts = texts;
+});
+
 // A text of the run's table of distinct texts: [text, full length] when it was cut.
 ts.text = function (index) {
   var value = ts.data.cases.texts[index];
@@ -70,8 +83,8 @@ function recall() {
 
 ts.start = function () {
   var state = recall();
-  follow();
-  window.addEventListener("hashchange", follow);
+  ts.ready.then(follow);
+  window.addEventListener("hashchange", function () { ts.ready.then(follow); });
   var live = ts.data.live;
   if (!live) return;
   // A live page reloads itself every few seconds while the run goes; the run's last write is not

@@ -266,7 +266,7 @@ ts.openers.push(function (caseId, target, trial) {
 
 body.addEventListener("click", function (event) {
   var button = event.target.closest("button.case");
-  if (button) open(button.closest("tr"), null);
+  if (button) ts.ready.then(function () { open(button.closest("tr"), null); });
 });
 document.getElementById("drawer-close").addEventListener("click", close);
 document.addEventListener("keydown", function (event) {
