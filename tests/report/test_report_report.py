@@ -68,14 +68,21 @@ def _write(path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
-def payload_run(path: Path) -> Path:
-    """Every user- or model-supplied field carries every payload."""
+def payload_run(path: Path, now: bool = False) -> Path:
+    """Every user- or model-supplied field carries every payload: ids, names, outputs (two alike but for
+    whitespace and case), errors, grader names and reasons, tool-call names and arguments.  ``now``: the
+    payload cases regressed (the baseline's passed a trial), with another output (a word diff)."""
     rows = []
     for index, payload in enumerate(PAYLOADS):
         common = {"target": payload, "category": payload, "suite": payload, "run_id": payload}
         grader = [{"name": payload, "score": 0.0, "passed": False, "reason": payload}]
-        rows.append(_record(payload, 0, "pass", output=payload, **common))
-        rows.append(_record(payload, 1, "fail", output=payload, grader_results=grader, **common))
+        calls = {"tool_calls": [{"name": payload, "arguments": {payload: payload}}, {"name": "ok"}]}
+        said = f"{payload} then {payload}" if now else payload
+        rows.append(_record(payload, 0, "fail" if now else "pass", output=said, **common, **calls))
+        other = {"tool_calls": [{"name": "ok"}]}  # another path: the trials diverge at their first call
+        rows.append(
+            _record(payload, 1, "fail", output=f" {said.upper()} ", grader_results=grader, **common, **other)
+        )
         rows.append(_record(payload, 2, "error", error=payload, **common))
         rows.append(_record(f"plain-{index}", 0, "pass", **common))
         rows.append(_record(f"plain-{index}", 1, "fail", **common))
@@ -83,7 +90,9 @@ def payload_run(path: Path) -> Path:
 
 
 def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
-    html = build_report([payload_run(tmp_path / "bad.jsonl")], baseline=payload_run(tmp_path / "base.jsonl"))
+    html = build_report(
+        [payload_run(tmp_path / "bad.jsonl", now=True)], baseline=payload_run(tmp_path / "base.jsonl")
+    )
     # exactly the page's own two script elements: the JSON block and the inline script
     assert len(re.findall(r"<script\b", html, flags=re.I)) == 2
     assert len(re.findall(r"</script", html, flags=re.I)) == 2
@@ -96,16 +105,26 @@ def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
     block = re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)
     assert block is not None
     assert not set("<>&\u2028\u2029") & set(block.group(1))
-    cases = json.loads(block.group(1))["cases"]
-    texts = unpack(cases["texts"])
-    outputs = {
-        texts[output]
-        for case in cases["trials"]
+    data = page_data(html)
+    texts = data["cases"]["texts"]
+    said = {
+        texts[index]
+        for case in data["cases"]["trials"]
         if case and case[4]
-        for output in case[4]
-        if output is not None
+        for index in case[4]
+        if index is not None
     }
-    assert set(PAYLOADS) <= outputs
+    assert {f"{payload} then {payload}" for payload in PAYLOADS} <= said
+    # the diffs, tool names and arguments carry the payloads as data, never as markup
+    rebuilt = {
+        "".join(text for op, text in entry["ops"] if op >= 0) for entry in data["against"]["diffs"].values()
+    }
+    assert {f"{payload} then {payload}" for payload in PAYLOADS} <= rebuilt
+    assert set(PAYLOADS) <= set(data["cases"]["tools"])
+    arguments = {
+        json.dumps({payload: payload}, ensure_ascii=False, separators=(",", ":")) for payload in PAYLOADS
+    }
+    assert arguments <= {text for text in texts if isinstance(text, str)}
 
 
 def test_safe_json_never_closes_a_script() -> None:

@@ -22,7 +22,8 @@ Array.prototype.forEach.call(document.querySelectorAll("#against table.changed t
   }
   var details = el("details");
   var changes = entry.ops.filter(function (op) { return op[0] !== 0; }).length;
-  details.appendChild(el("summary", "word diff (" + changes + " change" + (changes === 1 ? "" : "s") + ")"));
+  details.appendChild(el("summary", changes ? "word diff (" + changes + " change" + (changes === 1 ? "" : "s") + ")" :
+    "the same most common output"));
   details.appendChild(ts.diff(entry));
   cell.appendChild(details);
 });
