@@ -26,6 +26,7 @@ def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> Non
         str(out),
         "--no-progress",
         "--report",
+        str(out / "report.html"),
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -40,7 +41,9 @@ def _asked(html: str) -> dict[str, list[str | None]]:
         re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)[1]
     )
     cases = re.findall(r'<button class="case">([^<]+)</button>', html)
-    return {case: entry for case, entry in zip(cases, data["asked"], strict=True) if entry is not None}
+    return {
+        case: entry for case, entry in zip(cases, data["cases"]["asked"], strict=True) if entry is not None
+    }
 
 
 def test_the_drawer_has_each_case_input_and_expected_from_a_folder_or_the_store(tmp_path: Path) -> None:
@@ -75,7 +78,10 @@ def test_report_of_runs_with_baseline_dates_and_category(tmp_path: Path) -> None
     html = out.read_text(encoding="utf-8")
     assert "Headline per category" in html and "category: cat-0" in html
     assert "Paired verdict per target" in html and "Paired verdict per category" in html
-    assert '<th scope="col">2025-01-06</th><th scope="col">2025-01-13</th>' in html
+    assert (
+        '<th scope="col"><time datetime="2025-01-06">2025-01-06</time></th>'
+        '<th scope="col"><time datetime="2025-01-13">2025-01-13</time></th>'
+    ) in html
 
 
 def test_report_reads_any_format_score_reads(tmp_path: Path) -> None:

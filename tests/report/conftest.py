@@ -144,6 +144,31 @@ class Page:
             raise RuntimeError(str(result["exceptionDetails"]))
         return result["result"].get("value")
 
+    def until(self, expression: str, timeout: float = 30) -> Any:
+        """The value of ``expression`` once it is truthy (the page unpacks its texts asynchronously);
+        a hang fails as a TimeoutError naming it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(expression)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"hung: {expression} stayed {value!r} for {timeout} s")
+            time.sleep(0.05)
+
+    def pump(self, seconds: float) -> None:
+        """Record the page's events for ``seconds`` (a live page reloading itself, say)."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                self.events.append(json.loads(self.socket.recv(timeout=left)))
+            except TimeoutError:
+                return
+
+    def loads(self) -> int:
+        """How many times the page has loaded so far."""
+        return sum(event.get("method") == "Page.loadEventFired" for event in self.events)
+
     def problems(self) -> list[str]:
         """Script exceptions, console or log errors, and requests beyond the page itself."""
         out = []
@@ -194,13 +219,19 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
             targets = json.load(response)
         url = next(target["webSocketDebuggerUrl"] for target in targets if target["type"] == "page")
 
-        def load(path: Path) -> Page:
+        def load(path: Path, fragment: str = "") -> Page:
             socket = sockets.enter_context(connect(url, max_size=2**26, open_timeout=30))
             page = Page(socket)
             for domain in ("Page", "Runtime", "Log", "Network"):
                 page.send(f"{domain}.enable")
-            page.send("Page.navigate", url=path.resolve().as_uri())
+            page.send("Page.navigate", url=path.resolve().as_uri() + fragment)
             page.wait_for("Page.loadEventFired")
+            # a report unpacks its texts asynchronously: wait until that and every panel's drawing is done
+            page.send(
+                "Runtime.evaluate",
+                expression="typeof ts === 'object' && ts.ready ? ts.ready.then(() => true) : true",
+                awaitPromise=True,
+            )
             return page
 
         yield load
@@ -212,3 +243,62 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
         except subprocess.TimeoutExpired:
             process.kill()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def write_records(path: Path, rows: list[dict[str, Any]]) -> Path:
+    """Trial records, one JSON object a line (``passed`` and ``score`` follow the verdict)."""
+    lines = []
+    for row in rows:
+        verdict = row["verdict"]
+        passed = None if verdict == "error" else verdict == "pass"
+        score = None if verdict == "error" else float(bool(passed))
+        lines.append(json.dumps({"passed": passed, "score": score, **row}, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _call(name: str, **arguments: object) -> dict[str, object]:
+    return {"name": name, "arguments": arguments}
+
+
+#: The agent run's trials: (case, verdict, output, error, tool calls) per trial, in trial order.
+AGENT_TRIALS: dict[str, list[tuple[str, str | None, str | None, list[dict[str, object]] | None]]] = {
+    "capital": [
+        ("fail", "Lyon", None, None),
+        ("fail", "Lyon", None, None),
+        ("fail", " lyon", None, None),
+        ("fail", "Marseille", None, None),
+    ],
+    "agent": [
+        ("pass", "Booked 2 nights.", None, [_call("search", q="Paris"), _call("book", nights=2)]),
+        ("fail", "Booked 3 nights.", None, [_call("search", q="Paris"), _call("book", nights=3)]),
+        ("fail", "No booking.", None, [_call("search", q="Paris")]),
+        ("error", None, "timeout after 30 s", None),
+    ],
+    "errors": [
+        ("error", None, "Rate limited (429)", None),
+        ("error", None, "rate limited  (429) ", None),
+        ("error", None, "boom", None),
+        ("pass", "ok", None, None),
+    ],
+    "same": [("pass", "same", None, None)] * 4,
+}
+#: The baseline's: every case passed every trial.
+BASELINE_OUTPUTS = {"capital": "Paris", "agent": "Booked 2 nights.", "errors": "ok", "same": "same"}
+
+
+def agent_runs(folder: Path) -> tuple[Path, Path]:
+    """A baseline where every case passed and a run where cases regressed, became flaky, errored and
+    diverged in their tool calls (see :data:`AGENT_TRIALS`)."""
+    common = {"target": "m", "suite": "agents", "category": "travel"}
+    now, before = [], []
+    for case, trials in AGENT_TRIALS.items():
+        for trial, (verdict, output, error, calls) in enumerate(trials):
+            row = {"run_id": "now", "case_id": case, "trial": trial, "verdict": verdict, **common}
+            row.update(output=output, error=error, started_at="2025-01-13T10:00:00Z")
+            if calls is not None:
+                row["tool_calls"] = calls
+            now.append(row)
+            first = {"run_id": "before", "case_id": case, "trial": trial, "verdict": "pass", **common}
+            before.append({**first, "output": BASELINE_OUTPUTS[case], "started_at": "2025-01-06T10:00:00Z"})
+    return write_records(folder / "before.jsonl", before), write_records(folder / "now.jsonl", now)

@@ -13,8 +13,11 @@ from trialscore.report import write_report
 
 pytestmark = needs_browser
 
-VISIBLE = "Array.from(document.querySelectorAll('#cases tbody tr')).filter(r => !r.hidden).length"
-FIRST_CASE = "document.querySelector('#cases tbody tr:not([hidden]) button.case').textContent"
+RATES = (
+    "Array.from(document.querySelectorAll('#case-table tbody tr')).map(r => parseFloat(r.cells[4].dataset.v))"
+)
+VISIBLE = "Array.from(document.querySelectorAll('#case-table tbody tr')).filter(r => !r.hidden).length"
+FIRST_CASE = "document.querySelector('#case-table tbody tr:not([hidden]) button.case').textContent"
 
 
 def test_dump_dom_shows_the_rendered_page(tmp_path: Path) -> None:
@@ -32,7 +35,7 @@ def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     now = write_trials(tmp_path / "now.jsonl", 30, 6, seed=2, shift=-0.2)
     page = open_page(write_report(tmp_path / "r.html", [now], baseline=base))
     assert page.eval(VISIBLE) == 30
-    flaky = page.eval("document.querySelectorAll('#cases tbody tr[data-s=flaky]').length")
+    flaky = page.eval("document.querySelectorAll('#case-table tbody tr[data-s=flaky]').length")
     assert 0 < flaky < 30
     page.eval("document.getElementById('f-flaky').click()")
     assert page.eval(VISIBLE) == flaky
@@ -40,17 +43,13 @@ def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     page.eval("document.getElementById('f-flaky').click()")
     # sorting by pass rate puts the lowest first, then the highest
     page.eval("document.querySelector('th button[data-k=\"4\"]').click()")
-    rates = page.eval(
-        "Array.from(document.querySelectorAll('#cases tbody tr')).map(r => parseFloat(r.cells[4].dataset.v))"
-    )
+    rates = page.eval(RATES)
     assert rates == sorted(rates) and rates[0] < rates[-1]
     assert page.eval(
         "document.querySelector('th button[data-k=\"4\"]').parentNode.getAttribute('aria-sort')"
     ) == ("ascending")
     page.eval("document.querySelector('th button[data-k=\"4\"]').click()")
-    rates = page.eval(
-        "Array.from(document.querySelectorAll('#cases tbody tr')).map(r => parseFloat(r.cells[4].dataset.v))"
-    )
+    rates = page.eval(RATES)
     assert rates == sorted(rates, reverse=True)
     # search
     page.eval(
@@ -58,8 +57,8 @@ def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     )
     assert page.eval(VISIBLE) == 1 and page.eval(FIRST_CASE) == "case-0007"
     # the drawer: one box per trial with its output; Escape closes it and gives focus back
-    page.eval("document.querySelector('#cases tbody tr:not([hidden]) button.case').click()")
-    assert page.eval("document.getElementById('drawer').hidden") is False
+    page.eval("document.querySelector('#case-table tbody tr:not([hidden]) button.case').click()")
+    page.until("!document.getElementById('drawer').hidden")
     assert page.eval("document.activeElement.id") == "drawer-close"
     assert page.eval("document.querySelectorAll('#drawer .trial').length") == 6
     assert "answer 7" in page.eval("document.getElementById('drawer-body').textContent")
@@ -84,7 +83,9 @@ def test_payloads_stay_text_in_the_browser(tmp_path: Path, open_page) -> None:
     assert set(PAYLOADS) <= set(cases)
     # open every payload case's drawer: its output and error come back as the same text
     for index, payload in enumerate(cases):
+        page.eval("document.getElementById('drawer-title').textContent = ''")
         page.eval(f"document.querySelectorAll('button.case')[{index}].click()")
+        page.until("document.getElementById('drawer-title').textContent")
         body = page.eval("document.getElementById('drawer-body').textContent")
         if payload in PAYLOADS:
             assert body.count(payload) >= 2  # the output (twice: pass and fail trial), the error
@@ -141,9 +142,10 @@ def test_the_drawer_shows_what_the_case_asked_and_expected(tmp_path: Path, open_
     assert CliRunner().invoke(app, args).exit_code == 0
     page = open_page(write_report(tmp_path / "r.html", [out]))
     page.eval(
-        "Array.from(document.querySelectorAll('#cases button.case'))"
+        "Array.from(document.querySelectorAll('#case-table button.case'))"
         ".find(b => b.textContent === 'multiply').click()"
     )
+    page.until("!document.getElementById('drawer').hidden")
     shown = page.eval("Array.from(document.querySelectorAll('#drawer-body .asked')).map(e => e.textContent)")
     assert shown == ["input", "What is 17 * 23? Answer with the number.", "expected", "391"]
     assert page.problems() == []

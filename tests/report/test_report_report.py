@@ -6,15 +6,16 @@ import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.report.conftest import write_trials
 from trialscore.errors import EvaluationError
 from trialscore.report import ReportSettings, build_report
-from trialscore.report.render import safe_json
+from trialscore.report.render import safe_json, unpack
 from trialscore.report.runs import read_run
-from trialscore.results.trials import OUTPUT_CHARS
+from trialscore.results.trials import OUTPUT_CHARS, OUTPUT_TEXT_CHARS
 
 PAYLOADS = (
     "<script>window.__pwned=1</script>",
@@ -53,19 +54,35 @@ def _record(case: str, trial: int, verdict: str, **extra: object) -> dict[str, o
     }
 
 
+def page_data(html: str) -> dict[str, Any]:
+    """The page's embedded data, its distinct texts unpacked (as the page's script does)."""
+    block = re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)
+    assert block is not None
+    data = json.loads(block.group(1))
+    data["cases"]["texts"] = unpack(data["cases"]["texts"])
+    return dict(data)
+
+
 def _write(path: Path, rows: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return path
 
 
-def payload_run(path: Path) -> Path:
-    """Every user- or model-supplied field carries every payload."""
+def payload_run(path: Path, now: bool = False) -> Path:
+    """Every user- or model-supplied field carries every payload: ids, names, outputs (two alike but for
+    whitespace and case), errors, grader names and reasons, tool-call names and arguments.  ``now``: the
+    payload cases regressed (the baseline's passed a trial), with another output (a word diff)."""
     rows = []
     for index, payload in enumerate(PAYLOADS):
         common = {"target": payload, "category": payload, "suite": payload, "run_id": payload}
         grader = [{"name": payload, "score": 0.0, "passed": False, "reason": payload}]
-        rows.append(_record(payload, 0, "pass", output=payload, **common))
-        rows.append(_record(payload, 1, "fail", output=payload, grader_results=grader, **common))
+        calls = {"tool_calls": [{"name": payload, "arguments": {payload: payload}}, {"name": "ok"}]}
+        said = f"{payload} then {payload}" if now else payload
+        rows.append(_record(payload, 0, "fail" if now else "pass", output=said, **common, **calls))
+        other = {"tool_calls": [{"name": "ok"}]}  # another path: the trials diverge at their first call
+        rows.append(
+            _record(payload, 1, "fail", output=f" {said.upper()} ", grader_results=grader, **common, **other)
+        )
         rows.append(_record(payload, 2, "error", error=payload, **common))
         rows.append(_record(f"plain-{index}", 0, "pass", **common))
         rows.append(_record(f"plain-{index}", 1, "fail", **common))
@@ -73,7 +90,9 @@ def payload_run(path: Path) -> Path:
 
 
 def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
-    html = build_report([payload_run(tmp_path / "bad.jsonl")], baseline=payload_run(tmp_path / "base.jsonl"))
+    html = build_report(
+        [payload_run(tmp_path / "bad.jsonl", now=True)], baseline=payload_run(tmp_path / "base.jsonl")
+    )
     # exactly the page's own two script elements: the JSON block and the inline script
     assert len(re.findall(r"<script\b", html, flags=re.I)) == 2
     assert len(re.findall(r"</script", html, flags=re.I)) == 2
@@ -86,9 +105,26 @@ def test_payloads_are_escaped_in_the_html_text(tmp_path: Path) -> None:
     block = re.search(r'<script type="application/json" id="trial-data">(.*?)</script>', html, re.S)
     assert block is not None
     assert not set("<>&\u2028\u2029") & set(block.group(1))
-    trials = json.loads(block.group(1))["trials"]
-    outputs = {output for case in trials if case and case[4] for output in case[4] if output}
-    assert set(PAYLOADS) <= outputs
+    data = page_data(html)
+    texts = data["cases"]["texts"]
+    said = {
+        texts[index]
+        for case in data["cases"]["trials"]
+        if case and case[4]
+        for index in case[4]
+        if index is not None
+    }
+    assert {f"{payload} then {payload}" for payload in PAYLOADS} <= said
+    # the diffs, tool names and arguments carry the payloads as data, never as markup
+    rebuilt = {
+        "".join(text for op, text in entry["ops"] if op >= 0) for entry in data["against"]["diffs"].values()
+    }
+    assert {f"{payload} then {payload}" for payload in PAYLOADS} <= rebuilt
+    assert set(PAYLOADS) <= set(data["cases"]["tools"])
+    arguments = {
+        json.dumps({payload: payload}, ensure_ascii=False, separators=(",", ":")) for payload in PAYLOADS
+    }
+    assert arguments <= {text for text in texts if isinstance(text, str)}
 
 
 def test_safe_json_never_closes_a_script() -> None:
@@ -172,7 +208,9 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
     # the cases that changed, by their delta, the largest fall first, with before and now
     changed = html.split("<h3>Cases that changed</h3>", 1)[1].split("</table>", 1)[0]
     listed = re.findall(
-        r"<tr><td>(\w+)</td><td>m</td><td>\w</td><td>([\d/]+)</td><td>([\d/]+)</td><td>([^<]+)</td>", changed
+        r'<tr data-i="\d+"><td>(\w+)</td><td>m</td><td>\w</td>'
+        r"<td>([\d/]+)</td><td>([\d/]+)</td><td>([^<]+)</td>",
+        changed,
     )
     assert listed == [
         ("a1", "3/3", "0/3", "-1.00"),
@@ -228,9 +266,11 @@ def test_a_thousand_cases_ten_trials_two_runs_fit_in_one_megabyte(tmp_path: Path
 
 
 def test_long_outputs_are_cut_with_their_full_length(tmp_path: Path) -> None:
-    path = _write(tmp_path / "t.jsonl", [_record("a", 0, "pass", output="x" * 5000), _record("a", 1, "fail")])
+    long = "x" * (OUTPUT_TEXT_CHARS + 1000)
+    path = _write(tmp_path / "t.jsonl", [_record("a", 0, "pass", output=long), _record("a", 1, "fail")])
     html = build_report([path])
-    assert '["' + "x" * OUTPUT_CHARS + '",5000]' in html and "x" * (OUTPUT_CHARS + 1) not in html
+    assert page_data(html)["cases"]["texts"] == [["x" * OUTPUT_TEXT_CHARS, len(long)]]
+    assert "x" * 100 not in html  # the page holds the text packed
 
 
 def test_other_formats_give_counts_only(tmp_path: Path) -> None:
@@ -298,8 +338,8 @@ def _oracle(path: Path) -> list[object]:
     def number(value: object) -> float | None:
         return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
-    def cut(value: object) -> str | None:
-        return None if value is None else str(value)[:OUTPUT_CHARS]
+    def cut(value: object, chars: int = OUTPUT_CHARS) -> str | None:
+        return None if value is None else str(value)[:chars]
 
     cases: dict[tuple[object, str], list[dict[str, object]]] = {}
     for line in path.read_text(encoding="utf-8").split("\n"):
@@ -321,7 +361,7 @@ def _oracle(path: Path) -> list[object]:
                 number(row.get("score")),
                 number(row.get("cost_usd")),
                 number(row.get("latency_s")),
-                cut(row.get("output")),
+                cut(row.get("output"), OUTPUT_TEXT_CHARS),
                 len(row["output"]) if isinstance(row.get("output"), str) else 0,  # type: ignore[arg-type]
                 cut(row.get("error")),
                 tuple(

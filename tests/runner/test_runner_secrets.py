@@ -93,7 +93,8 @@ def test_a_key_echoed_in_disguise_is_never_stored_or_printed(tmp_path: Path, raw
     suite.write_text(yaml.safe_dump(document, sort_keys=False))
     out, store = tmp_path / "out", tmp_path / "store.sqlite"
     argv = [sys.executable, "-m", "trialscore", "run", str(suite), "--store", str(store), "--out", str(out)]
-    argv += ["--no-progress", "--report", "--junit", str(tmp_path / "junit.xml"), "--annotations", "github"]
+    argv += ["--no-progress", "--report", str(out / "report.html"), "--junit", str(tmp_path / "junit.xml")]
+    argv += ["--annotations", "github"]
     env = {**os.environ, "DISGUISED_KEY": KEY, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
     process = subprocess.run(argv, capture_output=True, text=True, timeout=120, env=env)
     assert process.returncode == 0, process.stderr

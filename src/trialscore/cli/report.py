@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -16,7 +16,7 @@ from trialscore.errors import EvaluationError
 if TYPE_CHECKING:
     from trialscore.report.runs import RunData
 
-__all__ = ["report", "write_run_report"]
+__all__ = ["report"]
 
 
 class ReportBy(str, Enum):
@@ -38,8 +38,9 @@ def _dates(text: str | None) -> tuple[date, ...] | None:
     return tuple(out)
 
 
-def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
-    """One run; ``detail``: with each trial's detail (the reported run's drawer shows it)."""
+def _read(path: Path, read: ReadOptions, detail: bool | Literal["outputs"] = False) -> RunData:
+    """One run; ``detail``: with each trial's detail (the reported run's drawer shows it), or
+    ``"outputs"``: with its outputs (a baseline's, for the diffs)."""
     from trialscore.cli._options import warn_skipped_rows
     from trialscore.report.runs import read_run
 
@@ -54,7 +55,7 @@ def _read(path: Path, read: ReadOptions, detail: bool = False) -> RunData:
         (source,) = resolve_inputs([path], read.store, read.suite)
         assert isinstance(source, RecordSource)
         asked = None
-        if detail:  # what each case asked and expected, from the suite the store kept
+        if detail is True:  # what each case asked and expected, from the suite the store kept
             asked = asked_of(_stored_cases(read.store, source.label.removeprefix("run ")))
         run = read_run(source, columns, read.skip_invalid, detail=detail, asked=asked)
     warn_skipped_rows(run.rows_skipped, run.first_skipped)
@@ -80,13 +81,6 @@ def _stored_cases(store: Path | None, run_id: str) -> list[dict[str, object]]:
     except EvaluationError:  # a dataset file moved since: the drawer shows the trials without them
         return []
     return [{"eval_id": case.id, **case_fields(case)} for case in suite.cases]
-
-
-def write_run_report(folder: Path) -> Path:
-    """Write ``report.html`` into a run's output folder (``trialscore run --report``); return its path."""
-    from trialscore.report import write_report
-
-    return write_report(folder / "report.html", [folder])
 
 
 @app.command()
@@ -125,6 +119,6 @@ def report(
 
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
         loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
-        base = None if baseline is None else _read(baseline, read)
+        base = None if baseline is None else _read(baseline, read, detail="outputs")
         path = write_report(out, loaded, base, settings)
     console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -31,6 +31,9 @@ from trialscore.cli._options import AllowPartialOpt, bad_input
 from trialscore.cli.compare import GateOption
 from trialscore.errors import EvaluationError
 from trialscore.examples import demo_suite_path
+
+if TYPE_CHECKING:
+    from trialscore.report.live import LiveReport
 
 __all__ = ["run"]
 
@@ -66,6 +69,19 @@ def _print_dry_run(suite: Any, options: Any) -> None:
         console.print(f"  target {escape(target.target)}: {planned}; {history}", soft_wrap=True)
     total = "unknown" if plan.estimated_cost_usd is None else f"${plan.estimated_cost_usd:.4g}"
     console.print(f"estimated total {total}; nothing was run or stored", soft_wrap=True)
+
+
+def _live_report(path: Path | None) -> LiveReport | None:
+    """The live report ``--report FILE`` writes while the run goes (None without the flag)."""
+    if path is None:
+        return None
+    if str(path).startswith("-"):  # `--report --junit x.xml`: the next flag was taken as the file
+        raise EvaluationError(
+            f"--report takes the HTML file to write (--report report.html); got {str(path)!r}"
+        )
+    from trialscore.report.live import LiveReport
+
+    return LiveReport(path)
 
 
 @contextmanager
@@ -204,9 +220,15 @@ def run(
         ),
     ] = 0.05,
     html_report: Annotated[
-        bool,
-        typer.Option("--report", help="Also write report.html, the offline HTML report, beside the results."),
-    ] = False,
+        Path | None,
+        typer.Option(
+            "--report",
+            metavar="FILE",
+            help="Write the offline HTML report to FILE while the run goes (it reloads itself in a browser "
+            "until the run ends) and once more at its end.",
+            show_default=False,
+        ),
+    ] = None,
     workers: Annotated[
         int | None,
         typer.Option(
@@ -362,6 +384,9 @@ def run(
         if dry_run:
             _print_dry_run(loaded, options)
             return
+        live = _live_report(html_report)
+        if live is not None:
+            options = replace(options, observer=live)
         if _app.owns_process:  # descendants that leave a program's tree are re-parented to this process
             from trialscore.runner.reaper import enable_subreaper
 
@@ -378,10 +403,8 @@ def run(
             raise typer.Exit(EXIT_INTERRUPTED)
         verdict = judge_run(report, checks)
         files = write_outputs(report, extra={"gates": verdict.to_dict()} if checks.gated else None)
-        if html_report:
-            from trialscore.cli.report import write_run_report
-
-            html_path = write_run_report(files.trials.parent)
+        if live is not None and live.error is not None:
+            raise live.error  # the report's last page could not be written: exit 73
         summary = build_summary(report)
         print_run(report, summary, console)
         console.print(
@@ -389,8 +412,8 @@ def run(
             f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
             soft_wrap=True,
         )
-        if html_report:
-            console.print(f"report: {html_path}", markup=False, highlight=False, soft_wrap=True)
+        if live is not None:
+            console.print(f"report: {live.path}", markup=False, highlight=False, soft_wrap=True)
         finish_run(report, summary, verdict, checks)
     if summary["errors"]["all_errored"]:
         errors.print(

@@ -7,9 +7,14 @@ flaky cases, pass@k / pass^k curves, the flips and paired verdicts against a bas
 errors grouped, and the trends over dated runs.  The page loads nothing (inline CSS, JS and
 SVG; data as escaped JSON) and the same inputs give the same bytes.
 
-Modules: :mod:`~trialscore.report.runs` (reading runs into cases), :mod:`~trialscore.report.model`
-(the page's figures), :mod:`~trialscore.report._svg` (charts), :mod:`~trialscore.report.render`
-(Jinja2 with autoescape; templates in ``report/templates``).
+Modules: :mod:`~trialscore.report.runs` (reading runs into cases), :mod:`~trialscore.report.context`
+(what the panels share: settings, case rows, flips), :mod:`~trialscore.report.panels` (the page's
+sections, one module each, registered in one place; :mod:`~trialscore.report.panel` says what a
+panel is), :mod:`~trialscore.report.drawer`, :mod:`~trialscore.report.outputs`,
+:mod:`~trialscore.report.calls` and :mod:`~trialscore.report.worddiff` (the trials as the page shows
+them), :mod:`~trialscore.report._svg` (charts), :mod:`~trialscore.report.render` (Jinja2 with
+autoescape; templates in ``report/templates``) and :mod:`~trialscore.report.live` (the report of a
+run while it goes).
 
 >>> import tempfile, pathlib, json
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -27,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from trialscore.report.model import ReportSettings, build_model
+from trialscore.report.context import ReportContext, ReportSettings
 from trialscore.report.render import render_page
 from trialscore.report.runs import RunData, read_run
 
@@ -56,10 +61,9 @@ def build_report(
         for index, run in enumerate(runs)
     ]
     base = None
-    if baseline is not None:
-        base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail=False)
-    page, data = build_model(loaded, base, settings)
-    return render_page(page, data)
+    if baseline is not None:  # its outputs: the diffs of the cases whose verdict flipped
+        base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail="outputs")
+    return render_page(ReportContext(loaded, base, settings or ReportSettings()))
 
 
 def write_report(out: str | Path, *args: Any, **kwargs: Any) -> Path:

@@ -16,9 +16,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from trialscore.report.calls import CallTable
+from trialscore.report.outputs import TextTable, case_groups
 from trialscore.report.runs import CaseTrials
 from trialscore.results.formats._text import lines
-from trialscore.results.trials import OUTPUT_CHARS, Grader, TrialColumns
+from trialscore.results.trials import OUTPUT_TEXT_CHARS, Grader, TrialColumns
 
 __all__ = ["Drawer", "asked", "asked_of", "read_asked"]
 
@@ -55,11 +57,11 @@ def _line(line: bytes) -> object:
 
 def _text(value: object) -> str | list[Any] | None:
     """A case's input or expected value as the drawer shows it: text (JSON when not a string), cut
-    to :data:`~trialscore.results.trials.OUTPUT_CHARS` as ``[text, full length]``."""
+    to :data:`~trialscore.results.trials.OUTPUT_TEXT_CHARS` as ``[text, full length]``."""
     if value is None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= OUTPUT_CHARS else [text[:OUTPUT_CHARS], len(text)]
+    return text if len(text) <= OUTPUT_TEXT_CHARS else [text[:OUTPUT_TEXT_CHARS], len(text)]
 
 
 def asked(case: CaseTrials, cases: Mapping[str, tuple[object, object]]) -> list[Any] | None:
@@ -98,26 +100,35 @@ def _column(values: list[Any]) -> list[Any] | None:
 
 
 class Drawer:
-    """The drawer's data of each case, column by column (compact): see ``report.js`` for the layout.
+    """The drawer's data of each case, column by column (compact): see ``cases.js`` for the layout.
 
-    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders]``;
-    a cut output is ``[text, full length]``; a grader is ``[name index, score, passed(, reason)]``,
-    names indexed in order of first appearance (:attr:`graders`).  Every number is formatted once
-    per run (:func:`_shorts`), not once per case.
+    ``[trial indices or None when 0..n-1, scores, costs, latencies, outputs, errors, graders,
+    output groups, error groups, tool calls]``: an output or error is the index of its text in
+    :attr:`texts` (each distinct text stored once, see :mod:`trialscore.report.outputs`); a grader is
+    ``[name index, score, passed(, reason)]``, names indexed in order of first appearance
+    (:attr:`graders`); the groups are ``[exact, loose]`` (:func:`~trialscore.report.outputs.case_groups`);
+    the tool calls are :meth:`~trialscore.report.calls.CallTable.case`'s.  Every number is formatted
+    once per run (:func:`_shorts`), not once per case.
     """
 
     def __init__(self, trials: TrialColumns | None) -> None:
         self.graders: dict[str, int] = {}
+        self.texts = TextTable()
+        self.calls = CallTable(self.texts)
         self.trials = trials
         if trials is None:
             return
         self.scores = _shorts(trials.score, _short)
         self.costs = _shorts(trials.cost, _short)
         self.latencies = _shorts(trials.latency, _latency)
+        add = self.texts.add
         self.outputs = [
-            text if chars <= len(text or "") else [text, chars]
-            for text, chars in zip(trials.output, trials.output_chars, strict=True)
+            add(text, chars) for text, chars in zip(trials.output, trials.output_chars, strict=True)
         ]
+        self.errors = [add(text) for text in trials.error]
+        self.tool_calls: list[object] = list(
+            getattr(trials, "tool_calls", None) or [None] * len(trials.error)
+        )
         entries: dict[tuple[Grader, ...], list[Any]] = {}
         self.grades = []
         for graders in trials.graders:
@@ -140,12 +151,16 @@ class Drawer:
         start, stop = case.start, case.stop
         indices = trials.trial[start:stop]
         grades = self.grades[start:stop]
+        outputs, errors = self.outputs[start:stop], self.errors[start:stop]
         return [
             None if indices == list(range(stop - start)) else indices,
             _column(self.scores[start:stop]),
             _column(self.costs[start:stop]),
             _column(self.latencies[start:stop]),
-            _column(self.outputs[start:stop]),
-            _column(trials.error[start:stop]),
+            _column(outputs),
+            _column(errors),
             grades if any(grades) else None,
+            case_groups(outputs, self.texts),
+            case_groups(errors, self.texts),
+            self.calls.case(self.tool_calls[start:stop]),
         ]

@@ -1,9 +1,11 @@
-"""Render the report page: Jinja2 with autoescape, the data embedded as safe JSON, CSS and JS inline.
+"""Render the report page: its panels in order, Jinja2 with autoescape, the data embedded as safe JSON,
+CSS and JS inline.
 
-The page loads nothing: its style, script and charts are inline, and the trials of the case
-drawer are one ``<script type="application/json">`` block that the script reads with
-``JSON.parse`` (never evaluated).  :func:`safe_json` escapes ``<``, ``>``, ``&`` and the
-line separators U+2028 / U+2029 inside that JSON, so no text can close the script element.
+The page loads nothing: its style, script and charts are inline, and the data of the panels'
+scripts (the case drawer's trials, the diffs, the heat map) is one
+``<script type="application/json">`` block that the script reads with ``JSON.parse`` (never
+evaluated).  :func:`safe_json` escapes ``<``, ``>``, ``&`` and the line separators U+2028 /
+U+2029 inside that JSON, so no text can close the script element.
 
 >>> safe_json({"text": "</script><b>&\\u2028"})
 '{"text":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026\\\\u2028"}'
@@ -11,16 +13,22 @@ line separators U+2028 / U+2029 inside that JSON, so no text can close the scrip
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
+import math
+import zlib
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from trialscore._words import plural
+from trialscore.report._numbers import money, run_start
+from trialscore.report.context import ReportContext
+from trialscore.report.runs import RunData
 
-__all__ = ["case_rows", "render_page", "safe_json"]
+__all__ = ["pack", "render_page", "safe_json", "unpack"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -32,8 +40,27 @@ def safe_json(data: Any) -> str:
     """
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     for raw, escaped in _ESCAPES.items():
-        text = text.replace(raw, escaped)
+        if raw in text:
+            text = text.replace(raw, escaped)
     return text
+
+
+def pack(data: Any) -> str:
+    """``data`` as compact JSON, deflated (zlib, level 1) and in base64: the page's texts, which repeat
+    (a case's outputs are often alike), in a fraction of their size.  The page unpacks them with the
+    browser's own ``DecompressionStream("deflate")`` (no script library); the same data gives the
+    same text.
+
+    >>> unpack(pack(["The answer is 42."] * 3))
+    ['The answer is 42.', 'The answer is 42.', 'The answer is 42.']
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
+
+
+def unpack(text: str) -> Any:
+    """The data :func:`pack` packed (what the page's script does)."""
+    return json.loads(zlib.decompress(base64.b64decode(text)).decode("utf-8"))
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,52 +78,47 @@ def _environment() -> Environment:
     return env
 
 
-def _value(number: float | None) -> str:
-    """A sort key of the cases table (``data-v``): 4 significant digits, -1 when unknown."""
-    return "-1" if number is None else f"{number:.4g}"
+def _totals(run: RunData) -> dict[str, Any]:
+    """The header's counts: cases, trials, errored trials, cost (known, and trials of unknown cost)."""
+    trials = sum(len(case.verdicts) for case in run.cases)
+    costs = [] if run.trials is None else run.trials.cost.tolist()
+    known = [cost for cost in costs if not math.isnan(cost)]
+    return {
+        "cases": len(run.cases),
+        "trials": trials,
+        "errored": sum(case.errored for case in run.cases),
+        "cost": money(float(sum(known))) if known else "unknown",
+        "cost_unknown": trials - len(known),
+        "targets": sorted({case.target for case in run.cases if case.target is not None}),
+    }
 
 
-def case_rows(rows: list[dict[str, Any]], flips: bool) -> Markup:
-    """The body rows of the cases table, one line each, every text escaped.
+def render_page(context: ReportContext) -> str:
+    """The whole HTML document of a report: every registered panel that has something to show
+    (:data:`trialscore.report.panels.PANELS`), in order."""
+    from trialscore.report.panels import PANELS
+    from trialscore.results.trials import OUTPUT_CHARS, OUTPUT_TEXT_CHARS
 
-    One string per row instead of a template loop (the table has a row per case); ``flips``
-    adds the columns of the change against the baseline: the delta of the pass rate (sorted
-    with a case only in this run last, ``data-v`` 2) and the flip.
-
-    >>> print(case_rows([{"state": "pass", "errored": 0, "target": "<m>", "case": "a&b", "strip": "pp",
-    ...     "passed": 2, "n": 2, "rate": 1.0, "rate_text": "100.0%", "interval": "[34.2%, 100.0%]",
-    ...     "flakiness": 0.0, "cost": None, "cost_text": "—", "category": "", "flip": "new",
-    ...     "delta": None, "delta_text": "—"}], True))
-    <tr data-s="pass"><td>&lt;m&gt;</td><td><button class="case">a&amp;b</button></td><td class="st">pp</td>\
-<td data-v="2">2/2</td><td data-v="1">100.0% <small>[34.2%, 100.0%]</small></td><td>0%</td>\
-<td data-v="-1">—</td><td></td><td data-v="2">—</td><td class="flip new">new</td></tr>
-    <BLANKLINE>
-    """
-    out = []
-    for r in rows:
-        # texts from the data are escaped; the rest is the report's own (numbers, fixed words, letters)
-        errored = f' data-e="{r["errored"]}"' if r["errored"] else ""
-        last = (
-            f'<td data-v="{2 if r["delta"] is None else _value(r["delta"])}">{r["delta_text"]}</td>'
-            f'<td class="flip {r["flip"].replace(" ", "-")}">{r["flip"]}</td>'
-            if flips
-            else ""
-        )
-        out.append(
-            f'<tr data-s="{r["state"]}"{errored}><td>{escape(r["target"])}</td>'
-            f'<td><button class="case">{escape(r["case"])}</button></td>'
-            f'<td class="st">{r["strip"]}</td><td data-v="{r["passed"]}">{r["passed"]}/{r["n"]}</td>'
-            f'<td data-v="{_value(r["rate"])}">{r["rate_text"]} <small>{r["interval"]}</small></td>'
-            f'<td>{r["flakiness"]:.0f}%</td><td data-v="{_value(r["cost"])}">{r["cost_text"]}</td>'
-            f"<td>{escape(r['category'])}</td>{last}</tr>\n"
-        )
-    return Markup("".join(out))
-
-
-def render_page(page: dict[str, Any], data: dict[str, Any]) -> str:
-    """The whole HTML document of a report (see :func:`trialscore.report.model.build_model`)."""
-    from trialscore.results.trials import OUTPUT_CHARS
-
+    run = context.run
+    shown = [(panel, built) for panel in PANELS if (built := panel.build(context)) is not None]
+    data: dict[str, Any] = {panel.id: built.data for panel, built in shown if built.data is not None}
+    data["live"] = context.settings.live
+    page = {
+        "title": f"trialscore report: {run.suite or run.label}",
+        "run": run,
+        "started": run_start(run.started),
+        "runs": context.runs,
+        "baseline": context.baseline,
+        "settings": context.settings,
+        "totals": _totals(run),
+        "live": context.settings.live,
+    }
     template = _environment().get_template("report.html.j2")
-    rows = case_rows(page["cases"], page["baseline"] is not None)
-    return template.render(page=page, data=data, case_rows=rows, output_chars=OUTPUT_CHARS)
+    return template.render(
+        page=page,
+        panels=shown,
+        scripts=[panel.script for panel, _ in shown if panel.script is not None],
+        data=data,
+        output_chars=OUTPUT_CHARS,
+        output_text_chars=OUTPUT_TEXT_CHARS,
+    )

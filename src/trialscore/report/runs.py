@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -152,7 +152,7 @@ def read_run(
     skip_invalid: bool = False,
     input_format: str | None = None,
     label: str | None = None,
-    detail: bool = True,
+    detail: bool | Literal["outputs"] = True,
     scorer: str | None = None,
     asked: Mapping[str, tuple[object, object]] | None = None,
 ) -> RunData:
@@ -167,7 +167,8 @@ def read_run(
     input_format : read as this format instead of detecting it
     label : the run's name in the report (default: ``path``)
     detail : read each trial's detail (output, graders, error, cost, latency); without it only the
-        verdicts (and each case's category) are read, enough for a baseline or an earlier run
+        verdicts (and each case's category) are read, enough for an earlier run; ``"outputs"``: the
+        verdicts and each trial's output (a baseline: the diffs of the cases whose verdict flipped)
     scorer : of an input with several scorers, read only this one's judgements
     asked : case id -> (input, expected) for the drawer (default: the ``cases.jsonl`` that
         ``trialscore run`` wrote beside the trials, if any)
@@ -182,12 +183,12 @@ def read_run(
         input_format=input_format,
         group_targets=True,
         scorer=scorer,
-        detail=TRIAL_FIELDS if detail else _RUN_FIELDS,
+        detail=TRIAL_FIELDS if detail is True else (*_RUN_FIELDS, "output") if detail else _RUN_FIELDS,
     )
     trials = counts.trials
     assert trials is not None
     stats = counts.stats
-    if asked is None and detail and isinstance(source, Path):
+    if asked is None and detail is True and isinstance(source, Path):
         folder = source if source.is_dir() else source.parent
         asked = read_asked(folder / _CASES) if source.name != _CASES else {}
     return RunData(
@@ -195,11 +196,11 @@ def read_run(
         _listed(trials.run_id),
         _listed(trials.suite),
         min((when for when in trials.started_at if when is not None), default=None),
-        _cases(counts, trials, detail and trials.detailed),
+        _cases(counts, trials, detail is True and trials.detailed),
         stats.rows_read,
         stats.rows_skipped,
         stats.first_skipped,
-        trials if detail else None,
+        trials if detail is True else None,
         asked or {},
         tuple(run.message for run in stats.partial),
     )

@@ -39,6 +39,7 @@ from trialscore.results.tally import Role, Scan, any_bad, group_value, quote_ide
 __all__ = [
     "DRAWER_FIELDS",
     "OUTPUT_CHARS",
+    "OUTPUT_TEXT_CHARS",
     "TRIAL_FIELDS",
     "Grader",
     "TrialColumns",
@@ -49,8 +50,11 @@ __all__ = [
     "read_trial_rows",
 ]
 
-#: Outputs, error texts and grader reasons longer than this are cut (their full length is kept).
+#: Error texts and grader reasons longer than this are cut.
 OUTPUT_CHARS = 300
+#: Outputs longer than this are cut (their full length is kept): the report shows each distinct
+#: output whole up to this length, and diffs it.
+OUTPUT_TEXT_CHARS = 4_000
 
 #: Each trial field and the input columns it is read from, the first present (the runner's
 #: :class:`~trialscore.results.records.TrialRecord` fields first).
@@ -66,12 +70,13 @@ TRIAL_FIELDS: Mapping[str, tuple[str, ...]] = {
     "started_at": ("started_at",),
     "run_id": ("run_id",),
     "suite": ("suite",),
+    "tool_calls": ("tool_calls",),
 }
 #: The fields that make trial detail (what a case drawer shows): an input with one of them has detail.
 DRAWER_FIELDS = frozenset({"score", "cost", "latency", "output", "error", "graders"})
 _NUMBERS = ("score", "cost", "latency")
 #: The fields kept as lists of texts.
-_LISTS = ("output", "error", "started_at", "target", "category", "run_id", "suite")
+_LISTS = ("output", "error", "started_at", "target", "category", "run_id", "suite", "tool_calls")
 _CUT = ("output", "error")
 
 #: One grader of one trial: name, score, passed, reason (cut to :data:`OUTPUT_CHARS`).
@@ -82,7 +87,8 @@ _VERDICT = {"p": "pass", "f": "fail", "b": "borderline", "e": "error"}
 
 @dataclass(frozen=True)
 class TrialDetail:
-    """One trial: its index, verdict and fields (texts cut to :data:`OUTPUT_CHARS`, with full lengths)."""
+    """One trial: its index, verdict and fields (its output cut to :data:`OUTPUT_TEXT_CHARS` with its full
+    length, an error text to :data:`OUTPUT_CHARS`)."""
 
     trial: int
     verdict: str
@@ -122,6 +128,8 @@ class TrialColumns:
     category: list[str | None]
     run_id: list[str | None]
     suite: list[str | None]
+    tool_calls: list[str | None]
+    """Each trial's tool calls as the JSON text of its ``tool_calls`` list (None: none recorded)."""
 
     @property
     def detailed(self) -> bool:
@@ -242,7 +250,8 @@ def trial_sql(
             selected.append(f"{_number_sql(column, type_name)} AS {name}")
         elif name in _CUT:
             text = _text_sql(column, type_name)
-            selected.append(f"left({text}, {OUTPUT_CHARS}) AS {name}")
+            chars = OUTPUT_TEXT_CHARS if name == "output" else OUTPUT_CHARS
+            selected.append(f"left({text}, {chars}) AS {name}")
             if name == "output":
                 selected.append(f"coalesce(length({text}), 0) AS output_chars")
         elif name != "verdict":
@@ -451,4 +460,5 @@ def _columns(
         category=texts("category"),
         run_id=texts("run_id"),
         suite=texts("suite"),
+        tool_calls=texts("tool_calls"),
     )

@@ -25,6 +25,7 @@ from trialscore.errors import OptionError
 from trialscore.runner.adaptive import AdaptiveRule
 from trialscore.runner.adaptive_paired import BaselineComparison
 from trialscore.runner.distributed.options import Distribution
+from trialscore.runner.observer import RunObserver
 from trialscore.runner.overrides import Overrides
 from trialscore.runner.store import DEFAULT_STORE
 from trialscore.runner.suite import MAX_CONCURRENCY, MAX_TRIALS, Suite
@@ -111,7 +112,9 @@ class RunOptions:
     is read anyway), resolved into ``comparison`` before the run starts
     (:func:`trialscore.runner.baseline.compare_while_running`).  ``distributed``: the worker
     processes or Ray actors that run the trials (None: this process).  ``overrides``: the suite's
-    settings this run changes.
+    settings this run changes.  ``observer``: told when the run starts, commits a trial and ends
+    (:class:`~trialscore.runner.observer.RunObserver`; the live report of ``trialscore run
+    --report`` is one).
 
     Build it from the flags' names with :meth:`of`.
     """
@@ -135,6 +138,7 @@ class RunOptions:
     distributed: Distribution | None = None
     comparison: BaselineComparison | None = None
     overrides: Overrides = field(default_factory=Overrides)
+    observer: RunObserver | None = None
 
     def __post_init__(self) -> None:
         if self.trials is not None and not 1 <= self.trials <= MAX_TRIALS:

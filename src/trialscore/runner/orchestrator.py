@@ -270,7 +270,7 @@ async def _session(
             comparison=options.comparison,
             on_unknown_cost=unknown_cost,
         )
-        session = Session(execution, schedule, store, stored)
+        session = Session(execution, schedule, store, stored, options.observer)
         backend: Backend | None = None
         if options.distributed is not None:
             from trialscore.runner.distributed.backends import open_backend
@@ -280,7 +280,10 @@ async def _session(
             store.create_run(info)
         store.start_session(info.run_id, schedule.planned)
         completed = False
+        observer = options.observer
         try:
+            if observer is not None:
+                observer.started(info.run_id, suite, schedule.planned, stored)
             with RunProgress(schedule.counters, console, enabled=options.progress) as progress:
                 async with session.committing():
                     completed = await serve(
@@ -289,6 +292,8 @@ async def _session(
         finally:
             with contextlib.suppress(StoreError):  # a store that failed keeps "running": read as interrupted
                 store.finish_session(info.run_id, schedule.end_status(completed))
+            if observer is not None:
+                observer.ended(completed)
     finally:
         for target in targets.values():
             await target.aclose()

@@ -47,6 +47,7 @@ from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import Unit
 from trialscore.runner.aggregator import RunAggregator, RunReader
 from trialscore.runner.execution import Execution
+from trialscore.runner.observer import RunObserver
 from trialscore.runner.progress import RunCounters
 from trialscore.runner.scheduling import Schedule
 from trialscore.runner.store import TrialStore
@@ -71,7 +72,8 @@ class Session:
     commits them; ``earlier`` are the trials earlier sessions committed (a resumed run).
 
     Without a schedule and a store it is a worker's session: it runs the units another session
-    hands out and commits (:meth:`take` gives None, :meth:`finish` refuses).
+    hands out and commits (:meth:`take` gives None, :meth:`finish` refuses).  ``observer`` is told of
+    each committed trial (:class:`~trialscore.runner.observer.RunObserver`).
     """
 
     def __init__(
@@ -80,8 +82,10 @@ class Session:
         schedule: Schedule | None = None,
         store: TrialStore | None = None,
         earlier: Sequence[TrialRecord] = (),
+        observer: RunObserver | None = None,
     ) -> None:
         self.execution = execution
+        self.observer = observer
         self.schedule = schedule
         self.store = store
         self.earlier = earlier
@@ -168,6 +172,8 @@ class Session:
         schedule.charge(record)
         await self._writer.commit(TrialStore.row(self.run_id, record))
         self.tallies.add(record)
+        if self.observer is not None:
+            self.observer.committed(record)
         schedule.finished(record)
         self._wake()
 

@@ -17,7 +17,9 @@ least-squares slope of its pass rate :math:`y_{ir} = c_{ir}/n_{ir}`,
         \frac{1}{M}\sqrt{\textstyle\sum_i \sum_{r} w_{ir}^2\, \hat p_i (1-\hat p_i)/n_{ir}}\Big),
 
 with :math:`w_{ir}` the weights of :math:`\beta_i` on :math:`y_{ir}` and :math:`\hat p_i` the
-item's pooled pass rate: the item-clustered standard error (items are the independent units,
+item's pooled pass rate with half a pass and half a failure added, :math:`(c_i + 1/2)/(n_i + 1)`
+(so an item that passed or failed every trial still has trial noise, and a saturated history
+is never a trend of zero standard error): the item-clustered standard error (items are the independent units,
 so the slope uses only within-item change and item difficulty cancels), floored by the trial
 noise.  :math:`t = \hat\beta/\mathrm{SE}` with :math:`M - 1` degrees of freedom.
 
@@ -135,7 +137,7 @@ def _paired(
     x = np.arange(len(banks), dtype=float)
     scored_n = np.where(present, n, 1.0)
     y = np.where(present, c / scored_n, 0.0)
-    pooled = c.sum(axis=1) / n.sum(axis=1)
+    pooled = (c.sum(axis=1) + 0.5) / (n.sum(axis=1) + 1.0)  # never 0 or 1: the noise floor holds
     noise = np.where(present, (pooled * (1 - pooled))[:, None] / scored_n, 0.0)
     centred = np.where(present, x - (present * x).sum(axis=1, keepdims=True) / runs[:, None], 0.0)
     weights = centred / (centred**2).sum(axis=1, keepdims=True)

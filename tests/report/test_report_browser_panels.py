@@ -1,0 +1,243 @@
+"""The second round's panels in headless Chromium: a permalink opens a case's drawer at its trial, its
+distinct outputs with counts, its Markdown copy, the word diffs, the tool-call strips, the heat map, and
+reading (text size, dark theme, print, keyboard); no script error, no request."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.report.conftest import agent_runs, needs_browser, write_records
+from tests.report.test_report_report import PAYLOADS, payload_run
+from trialscore.report import write_report
+
+pytestmark = needs_browser
+
+DRAWER_OPEN = "!document.getElementById('drawer').hidden"
+#: Replaces the clipboard with a recorder (the copied text lands in window.__copied).
+RECORD_CLIPBOARD = (
+    "navigator.clipboard.writeText = t => { window.__copied = t; return Promise.resolve(); }; true"
+)
+
+
+@pytest.fixture
+def agent_page(tmp_path: Path) -> Path:
+    before, now = agent_runs(tmp_path)
+    return write_report(tmp_path / "r.html", [now], baseline=before)
+
+
+def _clean(page: Any) -> None:
+    assert page.problems() == []
+    assert [url for url in page.requests() if not url.startswith("file://")] == []
+
+
+def test_a_permalink_opens_the_drawer_at_its_trial(agent_page: Path, open_page: Any) -> None:
+    page = open_page(agent_page, "#case=capital&trial=2")
+    page.until(DRAWER_OPEN)
+    assert page.eval("document.getElementById('drawer-title').textContent") == "capital (m)"
+    assert page.eval("document.querySelector('#drawer .trial.chosen').id") == "trial-2"
+    assert page.eval("document.activeElement.id") == "drawer-close"
+    assert page.eval("location.hash") == "#case=capital&trial=2"
+    # each trial has its own permalink; following one opens that case and trial
+    links = page.eval(
+        "Array.from(document.querySelectorAll('#drawer a.permalink')).map(a => a.getAttribute('href'))"
+    )
+    assert links == [f"#case=capital&trial={trial}" for trial in range(4)]
+    page.eval("location.hash = '#case=agent&trial=1'")
+    page.until("document.getElementById('drawer-title').textContent === 'agent (m)'")
+    assert page.eval("document.querySelector('#drawer .trial.chosen').id") == "trial-1"
+    # closing the drawer drops the permalink from the address; opening a case gives it its own
+    page.eval("document.getElementById('drawer-close').click()")
+    assert page.eval("location.hash") == ""
+    page.eval(
+        "Array.from(document.querySelectorAll('button.case')).find(b => b.textContent === 'same').click()"
+    )
+    page.until("location.hash === '#case=same'")
+    _clean(page)
+
+
+def test_distinct_outputs_with_counts_and_the_loose_grouping(agent_page: Path, open_page: Any) -> None:
+    page = open_page(agent_page, "#case=capital")
+    page.until(DRAWER_OPEN)
+    groups = """Array.from(document.querySelectorAll('#drawer .groups')[0].querySelectorAll('.group'))
+      .map(g =>
+        [g.querySelector('.group-head').textContent, g.querySelector('pre').textContent])"""
+    assert page.eval(groups) == [
+        ["2× 2 fail; trials 0, 1", "Lyon"],
+        ["1× 1 fail; trials 2", " lyon"],
+        ["1× 1 fail; trials 3", "Marseille"],
+    ]
+    page.eval("document.querySelector('#drawer .loose input').click()")
+    assert page.eval(groups) == [["3× 3 fail; trials 0, 1, 2", "Lyon"], ["1× 1 fail; trials 3", "Marseille"]]
+    # errors are grouped the same way
+    page.eval("location.hash = '#case=errors'")
+    page.until("document.getElementById('drawer-title').textContent === 'errors (m)'")
+    titles = page.eval("Array.from(document.querySelectorAll('#drawer .groups h3')).map(h => h.textContent)")
+    assert titles == ["Distinct outputs", "Distinct errors"]
+    errors = page.eval(
+        "Array.from(document.querySelectorAll('#drawer .groups')[1].querySelectorAll('.count'))"
+        ".map(c => c.textContent)"
+    )
+    assert errors == ["1×", "1×", "1×"]
+    page.eval("document.querySelectorAll('#drawer .groups')[1].querySelector('.loose input').click()")
+    errors = page.eval(
+        "Array.from(document.querySelectorAll('#drawer .groups')[1].querySelectorAll('.count'))"
+        ".map(c => c.textContent)"
+    )
+    assert errors == ["2×", "1×"]
+    _clean(page)
+
+
+def test_copy_as_markdown(agent_page: Path, open_page: Any) -> None:
+    page = open_page(agent_page, "#case=capital")
+    page.until(DRAWER_OPEN)
+    page.eval(RECORD_CLIPBOARD)
+    page.eval("document.getElementById('drawer-md').click()")
+    markdown = page.until("window.__copied")
+    assert markdown.startswith("### Case capital (m)\n")
+    assert "- against the baseline: regressed (-1.00)" in markdown
+    assert "- permalink: r.html\\#case=capital" in markdown
+    assert "**2×** (2 fail; trials 0, 1)\n\n```text\nLyon\n```" in markdown
+    assert "| 3 | fail | 0 | — |" in markdown
+    assert page.eval("document.getElementById('drawer-md').textContent") == "Copied as Markdown"
+    _clean(page)
+
+
+def test_word_diff_markup(agent_page: Path, open_page: Any) -> None:
+    page = open_page(agent_page)
+    cells = page.eval(
+        """Array.from(document.querySelectorAll('#against table.changed tr[data-i]')).map(tr =>
+        [tr.cells[0].textContent, Array.from(tr.querySelectorAll('.diff del')).map(e => e.textContent),
+         Array.from(tr.querySelectorAll('.diff ins')).map(e => e.textContent), tr.cells[7].textContent])"""
+    )
+    by_case = {case: (deleted, inserted, text) for case, deleted, inserted, text in cells}
+    assert by_case["capital"][:2] == (["Paris"], ["Lyon"])
+    assert "word diff (2 changes)" in by_case["capital"][2]
+    assert by_case["agent"][:2] == ([], []) and "same most common output" in by_case["agent"][2]
+    # the drawer shows the same diff
+    page.eval("location.hash = '#case=capital'")
+    page.until(DRAWER_OPEN)
+    assert page.eval("document.querySelector('#drawer .diff').innerHTML") == "<del>Paris</del><ins>Lyon</ins>"
+    _clean(page)
+
+
+def test_tool_call_strips(agent_page: Path, open_page: Any) -> None:
+    page = open_page(agent_page, "#case=agent")
+    page.until(DRAWER_OPEN)
+    strips = page.eval(
+        """Array.from(document.querySelectorAll('#drawer .call-strip')).map(line =>
+        Array.from(line.children).map(e => e.textContent))"""
+    )
+    assert strips == [
+        ["trial 0 (pass)", 'search("q":"Paris")', 'book("nights":2)'],
+        ["trial 1 (fail)", 'search("q":"Paris")', 'book("nights":3)'],
+        ["trial 2 (fail)", 'search("q":"Paris")'],
+        ["trial 3 (error)", "no calls recorded"],
+    ]
+    assert (
+        page.eval("document.querySelector('#drawer .diverge').textContent") == "The trials diverge at step 2."
+    )
+    assert page.eval("document.querySelectorAll('#drawer .call.after').length") == 2  # from step 2 on
+    assert page.eval("document.querySelectorAll('#tool-calls .calls-cell .call-strip').length") == 4
+    _clean(page)
+
+
+def test_heat_map(tmp_path: Path, open_page: Any) -> None:
+    runs = []
+    for index in range(10):
+        rows = [
+            {
+                "case_id": f"case-{case}",
+                "trial": trial,
+                "target": "m",
+                "category": "falling" if case < 3 else "steady",
+                "verdict": "pass" if trial < (10 - index if case < 3 else 10) else "fail",
+                "started_at": f"2025-03-{index + 1:02d}T09:00:00Z",
+            }
+            for case in range(6)
+            for trial in range(10)
+        ]
+        runs.append(write_records(tmp_path / f"r{index}.jsonl", rows))
+    page = open_page(write_report(tmp_path / "r.html", runs))
+    assert page.eval("document.querySelectorAll('#heat tbody td').length") == 60
+    assert page.eval("Array.from(document.querySelectorAll('#heat thead time')).map(t => t.dateTime)") == [
+        f"2025-03-{day:02d}" for day in range(1, 11)
+    ]
+    first = page.eval(
+        "Array.from(document.querySelectorAll('#heat tbody')[0].rows[1].cells).slice(1).map(c => c.className)"
+    )
+    assert first == [f"h{10 - index}" for index in range(10)]
+    heads = page.eval("Array.from(document.querySelectorAll('#heat .heat-group th')).map(t => t.textContent)")
+    assert heads == ["falling (3 cases) · trend: declining", "steady (3 cases) · trend: stable"]
+    assert (
+        page.eval("document.querySelector('#heat tbody td').title") == "10/10 passed in the run of 2025-03-01"
+    )
+    _clean(page)
+
+
+#: Every element's own text (not its children's) with its rendered font size in CSS px.
+TEXT_SIZES = """Array.from(document.querySelectorAll('body *')).filter(e =>
+    Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
+  .map(e => [e.tagName, parseFloat(getComputedStyle(e).fontSize), e.textContent.slice(0, 30)])"""
+
+
+def test_reading_text_size_themes_print_and_keyboard(tmp_path: Path, open_page: Any) -> None:
+    before, now = agent_runs(tmp_path)
+    page = open_page(write_report(tmp_path / "r.html", [before, now], baseline=before), "#case=agent")
+    page.until(DRAWER_OPEN)
+    for media in ("screen", "print"):
+        page.send("Emulation.setEmulatedMedia", media=media)
+        small = [entry for entry in page.eval(TEXT_SIZES) if entry[1] < 11]
+        assert small == [], (media, small[:5])
+    page.send("Emulation.setEmulatedMedia", media="screen")
+    light = page.eval("getComputedStyle(document.body).backgroundColor")
+    page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
+    dark = page.eval("getComputedStyle(document.body).backgroundColor")
+    assert light == "rgb(255, 255, 255)" and dark == "rgb(13, 17, 23)"
+    # keyboard: Escape closes the drawer, Enter on a focused case opens it
+    page.send("Input.dispatchKeyEvent", type="keyDown", key="Escape", code="Escape", windowsVirtualKeyCode=27)
+    assert page.eval("document.getElementById('drawer').hidden") is True
+    page.eval(
+        "Array.from(document.querySelectorAll('button.case')).find(b => b.textContent === 'errors').focus()"
+    )
+    # a key with text is what activates a focused button (a bare keyDown is only a raw key)
+    enter = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
+    page.send("Input.dispatchKeyEvent", type="keyDown", text="\r", **enter)
+    page.send("Input.dispatchKeyEvent", type="keyUp", **enter)
+    page.until("document.getElementById('drawer-title').textContent === 'errors (m)'")
+    assert page.eval("document.activeElement.id") == "drawer-close"
+    _clean(page)
+
+
+def test_payloads_stay_text_in_the_new_panels(tmp_path: Path, open_page: Any) -> None:
+    report = write_report(
+        tmp_path / "r.html",
+        [payload_run(tmp_path / "bad.jsonl", now=True)],
+        baseline=payload_run(tmp_path / "base.jsonl"),
+    )
+    page = open_page(report)
+    page.eval(RECORD_CLIPBOARD)
+    diffs = page.eval("Array.from(document.querySelectorAll('#against .diff')).map(d => d.textContent)")
+    assert len(diffs) == len(PAYLOADS)
+    calls = page.eval("Array.from(document.querySelectorAll('#tool-calls .call')).map(c => c.textContent)")
+    assert {call.split("(", 1)[0] for call in calls} >= {payload.split("(", 1)[0] for payload in PAYLOADS}
+    for payload in PAYLOADS:
+        page.eval("window.__copied = undefined")
+        fragment = "#" + urllib.parse.urlencode({"case": payload, "target": payload})
+        page.eval(f"location.hash = {json.dumps(fragment)}")
+        page.until(f"document.getElementById('drawer-title').textContent.startsWith({json.dumps(payload)})")
+        page.eval("document.getElementById('drawer-md').click()")
+        markdown = page.until("window.__copied")
+        # outside its code blocks the Markdown has the payload's marks escaped: no tag, no raw brace
+        prose = "".join(markdown.split("```")[0::2])
+        assert not re.search(r"(?<!\\)[<>]", prose) and "{{" not in prose, prose
+        assert payload.upper().strip() in markdown or payload in markdown
+    assert page.eval("window.__pwned === undefined")
+    assert page.eval("document.scripts.length") == 2
+    assert page.eval("document.querySelectorAll('img, [onerror], #drawer script').length") == 0
+    _clean(page)
