@@ -1,8 +1,8 @@
 """The ``trialscore`` command line (Typer + Rich), one module per command.
 
 Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with intervals per
-group), ``compare`` (paired comparison, a CI gate),
-``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
+group), ``compare`` (paired comparison, a CI gate), ``agreement`` (how far judges agree, with
+intervals), ``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
 (items and trials needed), ``track`` (trends per task category), ``runs`` (the run store as
 history), ``report`` (one offline HTML report), ``schema`` (the
 trial-record JSON schema) and ``demo``.
@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "demo",
     "score",
     "compare",
+    "agreement",
     "rank",
     "plan",
     "track",

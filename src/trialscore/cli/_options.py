@@ -96,6 +96,7 @@ FLAGS = {
     "retries": "--retries",
     "trials": "--trials",
     "estimand='items'": "--estimand items",
+    "judge_col": "--judge-col",
 }
 
 T = TypeVar("T")
