@@ -156,7 +156,7 @@ def record_grades(records: Sequence[TrialRecord], grade: Grade = "passed") -> li
     """
     from trialscore.stats.grades import grade_table
 
-    grade = check_choice(grade, "grade", GRADES)
+    chosen = check_choice(grade, "grade", GRADES)
     rows: dict[str, list[tuple[Hashable, Hashable, Hashable, Hashable, float]]] = {}
     targets: dict[str, dict[str | None, None]] = {}
     for record in records:
@@ -166,7 +166,7 @@ def record_grades(records: Sequence[TrialRecord], grade: Grade = "passed") -> li
             own = rows.setdefault(result.name, [])
             targets.setdefault(result.name, {})[record.target] = None
             for call in result.calls:
-                value = _value(call.passed, call.score, grade)
+                value = _value(call.passed, call.score, chosen)
                 if not math.isnan(value):
                     own.append(
                         (record.case_id, (record.target, record.trial), call.judge, call.repeat, value)
@@ -224,11 +224,11 @@ def read_grades(
     >>> found.source, found.table.judges, found.table.inter_judge()[0].tolist()
     ('long table', ('a', 'b'), [[1.0, 1.0], [0.0, 1.0]])
     """
-    grade = check_choice(grade, "grade", GRADES)
+    chosen = check_choice(grade, "grade", GRADES)
     loaded = [trial_records(source) for source in inputs]
     if all(found is not None for found in loaded):
         records = [record for found in loaded if found is not None for record in found[1]]
-        sets = record_grades(records, grade)
+        sets = record_grades(records, "score" if chosen == "score" else "passed")
         if not sets:
             names = ", ".join(found[0] for found in loaded if found is not None)
             raise EvaluationError(
@@ -240,7 +240,7 @@ def read_grades(
         raise EvaluationError(
             "inputs must be all runner trial records (judge calls) or all other tables; got a mix"
         )
-    return [_table_grades(inputs, judge_col, repeat_col, grade, columns, skip_invalid, input_format)]
+    return [_table_grades(inputs, judge_col, repeat_col, chosen, columns, skip_invalid, input_format)]
 
 
 def _table_grades(
@@ -267,12 +267,12 @@ def _table_grades(
     }
     by = (judge_col,) if repeat_col is None else (judge_col, repeat_col)
     try:
-        counts = read_counts(inputs, by=by, **options)  # type: ignore[arg-type]
+        counts = read_counts(inputs, by=by, **options)
         judge, repeat, source, name = judge_col, repeat_col, "long table", f"judge column {judge_col!r}"
     except MissingColumnError as exc:
         if exc.column not in by or exc.role != "group":
             raise
-        counts = read_counts(inputs, **options)  # type: ignore[arg-type]
+        counts = read_counts(inputs, **options)
         if SCORER not in counts.by:
             raise EvaluationError(
                 f"{exc.column!r} is not a column of the inputs and they hold one grade per trial; "
