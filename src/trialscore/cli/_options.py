@@ -33,7 +33,7 @@ from trialscore.errors import EvaluationError, OutputError, StoreError, Worded
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.counts import GroupCounts, ItemCounts
-    from trialscore.results.readers import RecordSource
+    from trialscore.results.readers import Detail, RecordSource
 
 __all__ = [
     "FLAGS",
@@ -386,13 +386,14 @@ def read_together(
     by: Sequence[str],
     options: ReadOptions,
     split: Sequence[str] = (),
+    detail: Detail = False,
 ) -> list[ItemCounts]:
     """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
 
     With no ``by``, every input is grouped by target once any of them holds several targets;
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
-    as in :func:`read_counts`.
+    as in :func:`read_counts`.  ``detail`` keeps each trial (``read_counts_together``'s).
     """
     from trialscore.results.readers import read_counts_together
 
@@ -414,6 +415,7 @@ def read_together(
         group_targets=not split,
         split=split,
         scorer=options.scorer,
+        detail=detail,
     )
     for counts in read:
         _warn_skipped(counts)

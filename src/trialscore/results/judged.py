@@ -34,6 +34,7 @@ trials.jsonl or a stored run).
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from trialscore._validate import check_choice
 from trialscore.errors import EvaluationError, MissingColumnError, parameter
 from trialscore.results.formats import jsonl, run_folder
-from trialscore.results.formats._text import first_line, head_text, json_lines, parse_json
+from trialscore.results.formats._text import first_line, head_text, json_lines, lines, parse_json
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -51,7 +52,15 @@ if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
     from trialscore.stats.grades import GradeTable
 
-__all__ = ["JUDGE_ONLY", "GradeSet", "has_judge_calls", "read_grades", "record_grades", "trial_records"]
+__all__ = [
+    "JUDGE_ONLY",
+    "GradeSet",
+    "has_judge_calls",
+    "judged_inputs",
+    "read_grades",
+    "record_grades",
+    "trial_records",
+]
 
 #: What every judged figure says when no human label calibrates it.
 JUDGE_ONLY = "judge-only: not calibrated against human labels"
@@ -138,6 +147,35 @@ def trial_records(source: str | Path | RecordSource) -> tuple[str, list[TrialRec
 def has_judge_calls(records: Iterable[TrialRecord]) -> bool:
     """Whether any trial was graded by an ``llm_judge`` (its grader result lists judge calls)."""
     return any(result.calls is not None for record in records for result in record.grader_results)
+
+
+def judged_inputs(sources: Sequence[str | Path | RecordSource]) -> bool:
+    """Whether any input is the runner's trials with judge calls: its figures are judged.
+
+    Reads no more than it must: a trials file line by line, each line parsed only when it holds
+    a ``"calls"`` key, up to the first judged trial.
+    """
+    from trialscore.results.readers import RecordSource
+
+    for source in sources:
+        if isinstance(source, RecordSource):
+            if has_judge_calls(source.records):
+                return True
+            continue
+        trials = _trials_file(Path(source))
+        if trials is None:
+            continue
+        for _, raw in lines(trials):
+            if b'"calls"' not in raw:
+                continue
+            try:
+                value = json.loads(raw)
+            except (ValueError, RecursionError):
+                continue
+            graders = value.get("grader_results") if isinstance(value, dict) else None
+            if any(isinstance(g, dict) and g.get("calls") is not None for g in graders or ()):
+                return True
+    return False
 
 
 def _value(passed: bool | None, score: float | None, grade: str) -> float:
