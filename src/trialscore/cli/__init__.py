@@ -2,10 +2,10 @@
 
 Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with intervals per
 group), ``compare`` (paired comparison, a CI gate), ``agreement`` (how far judges agree, with
-intervals), ``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
-(items and trials needed), ``track`` (trends per task category), ``runs`` (the run store as
-history), ``report`` (one offline HTML report), ``schema`` (the
-trial-record JSON schema) and ``demo``.
+intervals), ``label`` (a page to label a random sample by hand), ``rank`` (models ranked with
+intervals and the probability each beats the next), ``plan`` (items and trials needed), ``track``
+(trends per task category), ``runs`` (the run store as history), ``report`` (one offline HTML
+report), ``schema`` (the trial-record JSON schema) and ``demo``.
 
 Shared options are declared once in :mod:`trialscore.cli._options` (the reading options
 are one :class:`~trialscore.cli._options.ReadOptions`); every command prints through the
@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "score",
     "compare",
     "agreement",
+    "label",
     "rank",
     "plan",
     "track",
