@@ -113,7 +113,8 @@ def label_model(
     for record in records:
         if record.case_id in wanted:
             by_case[record.case_id].append(record)
-    cases = []
+    cases: list[dict[str, Any]] = []
+    shown = 0
     for case in chosen:
         own = sorted(by_case[case], key=lambda r: (r.target or "", r.trial))
         question, expected = (asked or {}).get(case, (None, None))
@@ -125,13 +126,14 @@ def label_model(
                 "trials": [_trial(record) for record in own],
             }
         )
+        shown += len(own)
     population = len({record.case_id for record in records})
     return {
         "run": label,
         "seed": seed,
         "sample": len(chosen),
         "population": population,
-        "trials": sum(len(case["trials"]) for case in cases),
+        "trials": shown,
         "cases": cases,
     }
 
