@@ -224,3 +224,30 @@ def test_bad_panels_are_named(tmp_path: Path, grader: dict[str, Any], message: s
     path = _suite(tmp_path, "http://127.0.0.1:9/v1", {"type": "llm_judge", **grader})
     with pytest.raises(EvaluationError, match=re.escape(message)):
         load_suite(path)
+
+
+def test_a_judged_run_says_judge_only_in_its_summary_junit_and_terminal(tmp_path: Path, chat_server) -> None:
+    import io
+
+    from rich.console import Console
+
+    from trialscore.ci.junit import run_junit
+    from trialscore.results.judged import JUDGE_ONLY
+    from trialscore.runner.summary import build_summary
+    from trialscore.runner.table import print_run
+
+    chat_server.answer = lambda prompt, seed: '{"score": 7}' if prompt.startswith("Grade") else "an answer"
+    grader = {"type": "llm_judge", "target": "strict", "rubric": "Grade 0-10: {{output}}", "scale": 10}
+    report = run(_suite(tmp_path, chat_server.url, grader), tmp_path)
+    summary = build_summary(report)
+    assert summary["calibration"] == JUDGE_ONLY
+    assert f'<property name="calibration" value="{JUDGE_ONLY}" />' in run_junit(report)
+    out = io.StringIO()
+    print_run(report, summary, Console(file=out, width=200))
+    assert JUDGE_ONLY in out.getvalue()
+    (tmp_path / "plain").mkdir()
+    plain = run(
+        _suite(tmp_path / "plain", chat_server.url, {"type": "contains", "value": "answer"}),
+        tmp_path / "plain",
+    )
+    assert "calibration" not in build_summary(plain) and "calibration" not in run_junit(plain)

@@ -114,6 +114,12 @@ def report(
         ),
     ] = None,
     level: Annotated[float, typer.Option("--level", help="Confidence level of intervals.")] = 0.95,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human", help="Human labels of the reported run: the judges panel shows the judge's bias."
+        ),
+    ] = None,
     read: ReadOptions = ReadOptions(),
 ) -> None:
     """Write one self-contained HTML report: cases, flaky cases, curves, flips, errors, trends.
@@ -126,5 +132,8 @@ def report(
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
         loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
         base = None if baseline is None else _read(baseline, read)
-        path = write_report(out, loaded, base, settings)
+        from trialscore.cli._judged import resolved
+
+        (judged,) = resolved([runs[-1]], read)  # the judges panel reads the runner's records
+        path = write_report(out, loaded, base, settings, judged=judged, human=human)
     console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)

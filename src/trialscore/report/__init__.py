@@ -25,11 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from trialscore.report.judges import judges_panel
 from trialscore.report.model import ReportSettings, build_model
 from trialscore.report.render import render_page
 from trialscore.report.runs import RunData, read_run
+
+if TYPE_CHECKING:
+    from trialscore.results.readers import RecordSource
 
 __all__ = ["ReportSettings", "build_report", "write_report"]
 
@@ -38,6 +42,8 @@ def build_report(
     runs: Sequence[str | Path | RunData],
     baseline: str | Path | RunData | None = None,
     settings: ReportSettings | None = None,
+    judged: str | Path | RecordSource | None = None,
+    human: str | Path | None = None,
     **read: Any,
 ) -> str:
     """The HTML report of ``runs[-1]`` (earlier runs are its history), against ``baseline`` if given.
@@ -47,6 +53,9 @@ def build_report(
     runs : files or folders (anything ``score`` reads) or :class:`~trialscore.report.runs.RunData`
     baseline : the run to compare with (per-case flips and paired verdicts)
     settings : grouping (``by``), interval level, error policy, run dates
+    judged : the reported run as the runner's records (a path or stored run; default ``runs[-1]``
+        when it is a path): the judges panel (:mod:`~trialscore.report.judges`), with ``human``
+        labels the judge's bias against them
     **read : reading options of :func:`~trialscore.report.runs.read_run` (``columns``,
         ``skip_invalid``, ``input_format``)
     """
@@ -59,6 +68,7 @@ def build_report(
     if baseline is not None:
         base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail=False)
     page, data = build_model(loaded, base, settings)
+    page["judges"] = judges_panel(judged if judged is not None else runs[-1], human, page["settings"].level)
     return render_page(page, data)
 
 
