@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -114,8 +113,10 @@ FLOOR = """
 import duckdb, sys
 con = duckdb.connect()
 files = sys.argv[1]
-rows = con.sql(f"SELECT target, case_id, count(*) AS trials, count(passed) AS graded, count_if(passed) AS passed "
-               f"FROM read_parquet('{files}') GROUP BY ALL").fetchnumpy()
+rows = con.sql(
+    "SELECT target, case_id, count(*) AS trials, count(passed) AS graded, count_if(passed) AS passed "
+    f"FROM read_parquet('{files}') GROUP BY ALL"
+).fetchnumpy()
 print(len(rows["case_id"]))
 """
 
@@ -124,7 +125,8 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int) 
     data = temp / "trials"
     start = time.perf_counter()
     size = generate(data, rows, items, output_chars, files)
-    print(f"generated {rows:,} rows in {files} files, {size / 1e9:.2f} GB, in {time.perf_counter() - start:.0f} s")
+    took = time.perf_counter() - start
+    print(f"generated {rows:,} rows in {files} files, {size / 1e9:.2f} GB, in {took:.0f} s")
     pattern = str(data / "*.parquet")
     out = temp / "counts.parquet"
     floor_wall, floor_rss, floor_out = peak_of(FLOOR, pattern)
@@ -135,9 +137,11 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int) 
     payload = json.loads(ours_out)
     groups = int(floor_out.strip())
     assert payload["rows_written"] == groups, (payload["rows_written"], groups)
+    read = payload["bytes_read"]
     print(f"reduce: {rows / ours_wall / 1e6:.1f} M rows/s, {ours_wall:.1f} s, peak {ours_rss:.0f} MB; "
-          f"read {payload['bytes_read'] / 1e6:.1f} MB of {size / 1e6:.0f} MB ({payload['bytes_read'] / size:.1%})")  # fmt: skip
-    print(f"DuckDB GROUP BY: {rows / floor_wall / 1e6:.1f} M rows/s, {floor_wall:.1f} s, peak {floor_rss:.0f} MB")
+          f"read {read / 1e6:.1f} MB of {size / 1e6:.0f} MB ({read / size:.1%})")  # fmt: skip
+    print(f"DuckDB GROUP BY: {rows / floor_wall / 1e6:.1f} M rows/s, {floor_wall:.1f} s, "
+          f"peak {floor_rss:.0f} MB")  # fmt: skip
     print(f"ratio: time {ours_wall / floor_wall:.2f}x (target <= 1.2x), memory {ours_rss / floor_rss:.2f}x "
           f"(target <= 2 GB: {ours_rss / 1024:.2f} GB); {groups:,} (target, case) rows written")  # fmt: skip
     shutil.rmtree(data)
@@ -146,9 +150,8 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int) 
 
 def s3_bytes(temp: Path, rows: int, items: int, output_chars: int) -> None:
     """Reduce from moto's S3 server on 127.0.0.1 and count the bytes it sends."""
-    from test_results_object_storage import S3Server
-
     import pyarrow.fs as pafs
+    from test_results_object_storage import S3Server
 
     from trialscore.results.reduce import reduce_trials
 
@@ -170,9 +173,9 @@ def s3_bytes(temp: Path, rows: int, items: int, output_chars: int) -> None:
         done = reduce_trials(["s3://bench/trials/"], temp / "s3-counts.parquet")
         wall = time.perf_counter() - start
         sent = server.sent - before
-        print(f"S3 (moto on 127.0.0.1): {rows:,} rows, files {size / 1e6:.0f} MB; the server sent {sent / 1e6:.2f} MB "
-              f"({sent / size:.2%} of the files; target <= 5%), trialscore counted {done.bytes_read / 1e6:.2f} MB; "
-              f"{wall:.1f} s")  # fmt: skip
+        print(f"S3 (moto on 127.0.0.1): {rows:,} rows, files {size / 1e6:.0f} MB; "
+              f"the server sent {sent / 1e6:.2f} MB ({sent / size:.2%} of the files; target <= 5%), "
+              f"trialscore counted {done.bytes_read / 1e6:.2f} MB; {wall:.1f} s")  # fmt: skip
     finally:
         server.close()
         shutil.rmtree(data)
@@ -194,7 +197,8 @@ def inspect_log(temp: Path, samples: int, transcript_chars: int) -> None:
     template = small_log(temp / "inspect-small")
     log = big_log(template, temp / "big.eval", samples=samples, transcript_chars=transcript_chars)
     size = log.stat().st_size
-    print(f"inspect_ai log: {samples:,} samples, {size / 1e9:.2f} GB, built in {time.perf_counter() - start:.0f} s")
+    took = time.perf_counter() - start
+    print(f"inspect_ai log: {samples:,} samples, {size / 1e9:.2f} GB, built in {took:.0f} s")
     wall, rss, out = peak_of(SCORE, "score", str(log), "-f", "json")
     rows = json.loads(out)["rows"]["rows_read"]
     print(f"trialscore score: {wall:.1f} s, peak {rss:.0f} MB, {rows:,} trials (targets: 60 s, 1 GB)")

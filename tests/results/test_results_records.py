@@ -135,7 +135,8 @@ def test_grader_results_use_the_one_scoring_grader_result():
     # One class serves seed 000's scoring and the trial record's JSON schema.
     assert GraderResult is ScoringGraderResult
     entry = TrialRecord.model_json_schema()["$defs"]["GraderResult"]
-    assert set(entry["properties"]) == {"name", "score", "passed", "weight", "reason"}
+    # seed 000's fields, and the optional judge calls of an llm_judge grader (absent from other entries)
+    assert set(entry["properties"]) == {"name", "score", "passed", "weight", "reason", "calls"}
     assert set(entry["required"]) == {"name", "score", "passed"}
     assert (entry["properties"]["score"]["minimum"], entry["properties"]["score"]["maximum"]) == (0.0, 1.0)
     assert entry["properties"]["weight"]["minimum"] == 0.0
@@ -151,3 +152,29 @@ def test_grader_results_use_the_one_scoring_grader_result():
         EvaluationError, match=r"field 'grader_results.0': GraderResult field 'score': Field required"
     ):
         TrialRecord(case_id="c", trial=0, passed=True, verdict="pass", grader_results=[{"name": "a"}])
+
+
+def test_judge_calls_validate_against_the_schema_and_errored_calls_have_no_verdict():
+    from trialscore.results.records import JudgeGrade
+
+    calls = (
+        JudgeGrade(judge="gpt", repeat=0, score=0.8, passed=True, reason='{"score": 8}'),
+        JudgeGrade(judge="gpt", repeat=1, error="HTTP 500 (gave up after 3 attempts)"),
+    )
+    grade = GraderResult(name="llm_judge", score=0.8, passed=True, calls=calls)
+    record = TrialRecord(case_id="c", trial=0, passed=True, verdict="pass", grader_results=[grade])
+    data = json.loads(record.to_json_line())
+    jsonschema.validate(data, TrialRecord.model_json_schema())
+    assert data["grader_results"][0]["calls"][1] == {
+        "judge": "gpt",
+        "repeat": 1,
+        "score": None,
+        "passed": None,
+        "reason": None,
+        "error": "HTTP 500 (gave up after 3 attempts)",
+    }
+    assert TrialRecord.from_json_line(record.to_json_line()) == record
+    with pytest.raises(EvaluationError, match="an error message belongs to an errored call"):
+        JudgeGrade(judge="gpt", repeat=0, score=1.0, passed=True, error="x")
+    with pytest.raises(EvaluationError, match="JudgeGrade field 'repeat'"):
+        JudgeGrade(judge="gpt", repeat=-1, score=1.0, passed=True)

@@ -175,7 +175,10 @@ def test_llm_judge_target_failure_is_a_grader_error() -> None:
         raise TargetError("HTTP 500 (gave up after 3 attempts)")
 
     spec = {"type": "llm_judge", "target": "judge", "rubric": "r"}
-    with pytest.raises(GraderError, match=r"llm_judge 'llm_judge': HTTP 500 \(gave up after 3 attempts\)"):
+    with pytest.raises(
+        GraderError,
+        match=r"llm_judge 'llm_judge': no judge call answered \(1 call: judge repeat 0: HTTP 500 \(gave up",
+    ):
         grade(spec, "x", judge=judge)
 
 

@@ -4,7 +4,7 @@ The shape CI systems read (Jenkins, GitLab, GitHub test reporters)::
 
     testsuites (tests, failures, errors, skipped)
       testsuite name="SUITE · TARGET" (tests, failures, errors, skipped, timestamp)
-        properties: run_id, target, trials_per_case
+        properties: run_id, target, trials_per_case, calibration (graded by an llm_judge: judge-only)
         testcase classname="SUITE.TARGET" name="CASE" time="seconds"
           properties: verdict, passed ("3/5"), pass_rate, flaky, errored, trial.0 .. trial.N
           failure  (case verdict fail: the failing trials and their graders' reasons)
@@ -111,6 +111,10 @@ def _testsuite(root: ET.Element, report: RunReport, target: str) -> list[str]:
     properties = ET.SubElement(element, "properties")
     _property(properties, "run_id", report.run_id)
     _property(properties, "target", target)
+    if report.suite.judge_targets():  # graded by an llm_judge: its verdicts, not checked ones
+        from trialscore.results.judged import JUDGE_ONLY
+
+        _property(properties, "calibration", JUDGE_ONLY)
     outcomes = []
     times = []
     for case in (case for case in report.cases if case.target == target):

@@ -1,11 +1,11 @@
 """The ``trialscore`` command line (Typer + Rich), one module per command.
 
 Commands: ``run`` and ``validate`` (the trial runner), ``score`` (metrics with intervals per
-group), ``compare`` (paired comparison, a CI gate),
-``rank`` (models ranked with intervals and the probability each beats the next), ``plan``
-(items and trials needed), ``track`` (trends per task category), ``runs`` (the run store as
-history), ``report`` (one offline HTML report), ``schema`` (the
-trial-record JSON schema) and ``demo``.
+group), ``compare`` (paired comparison, a CI gate), ``agreement`` (how far judges agree, with
+intervals), ``label`` (a page to label a random sample by hand), ``rank`` (models ranked with
+intervals and the probability each beats the next), ``plan`` (items and trials needed), ``track``
+(trends per task category), ``runs`` (the run store as history), ``report`` (one offline HTML
+report), ``schema`` (the trial-record JSON schema) and ``demo``.
 
 Shared options are declared once in :mod:`trialscore.cli._options` (the reading options
 are one :class:`~trialscore.cli._options.ReadOptions`); every command prints through the
@@ -33,6 +33,8 @@ COMMAND_MODULES = (
     "demo",
     "score",
     "compare",
+    "agreement",
+    "label",
     "rank",
     "plan",
     "track",

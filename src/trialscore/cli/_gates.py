@@ -190,7 +190,12 @@ def _summary_sections(report: RunReport, summary: dict[str, Any], verdict: RunVe
             ]
         )
     header = ["target", "cases", "trials", "errored", "pass@1", "failing cases"]
-    sections = [Section(header, rows, title=f"trialscore run {report.run_id} · suite {report.suite.name}")]
+    notes = [summary["calibration"]] if "calibration" in summary else []
+    sections = [
+        Section(
+            header, rows, title=f"trialscore run {report.run_id} · suite {report.suite.name}", notes=notes
+        )
+    ]
     if verdict.gates:
         sections.append(_gate_section(verdict))
     return sections

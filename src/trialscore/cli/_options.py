@@ -33,7 +33,7 @@ from trialscore.errors import EvaluationError, OutputError, StoreError, Worded
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.counts import GroupCounts, ItemCounts
-    from trialscore.results.readers import RecordSource
+    from trialscore.results.readers import Detail, RecordSource
 
 __all__ = [
     "FLAGS",
@@ -97,6 +97,7 @@ FLAGS = {
     "retries": "--retries",
     "trials": "--trials",
     "estimand='items'": "--estimand items",
+    "judge_col": "--judge-col",
 }
 
 T = TypeVar("T")
@@ -386,7 +387,7 @@ def inputs_of(files: Sequence[Path | RecordSource]) -> list[Path | str | RecordS
     return out
 
 
-def _from_store(
+def stored_or_given(
     files: Sequence[Path | RecordSource], options: ReadOptions
 ) -> list[Path | str | RecordSource]:
     """URLs as text; a path that does not exist (and is no glob) is the stored run it names."""
@@ -423,18 +424,19 @@ def read_together(
     by: Sequence[str],
     options: ReadOptions,
     split: Sequence[str] = (),
+    detail: Detail = False,
 ) -> list[ItemCounts]:
     """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
 
     With no ``by``, every input is grouped by target once any of them holds several targets;
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
-    as in :func:`read_counts`.
+    as in :func:`read_counts`.  ``detail`` keeps each trial (``read_counts_together``'s).
     """
     from trialscore.results import progress
     from trialscore.results.readers import read_counts_together
 
-    resolved = [_from_store(files, options) for files in inputs]
+    resolved = [stored_or_given(files, options) for files in inputs]
     with progress.shown():
         read = read_counts_together(
             resolved,
@@ -447,6 +449,7 @@ def read_together(
             group_targets=not split,
             split=split,
             scorer=options.scorer,
+            detail=detail,
         )
     for counts in read:
         _warn_skipped(counts)

@@ -14,6 +14,7 @@ from trialscore._words import plural
 from trialscore.cli._app import EXIT_GATE_FAILED, EXIT_NOT_JUDGED, app, errors
 from trialscore.cli._gates import step_summary
 from trialscore.cli._groups import Untested, judge_each
+from trialscore.cli._judged import compare_extras
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -181,6 +182,14 @@ def compare(
         GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
     ] = GateOption.none,
     allow_partial: AllowPartialOpt = False,
+    human: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--human",
+            help="Human labels of a random sample of the items (one file with a target column, or one file "
+            "per run, baseline first): the paired difference by human standards (prediction-powered).",
+        ),
+    ] = None,
     output: FormatOpt = OutputFormat.table,
     read: ReadOptions = ReadOptions(),
 ) -> None:
@@ -225,6 +234,7 @@ def compare(
             for key in shared
         )
         comparisons = [{"group": dict(group), "label": label, **body} for label, group, body in judged]
+        extras = compare_extras(baseline, candidate, groups_by, read, human or [], metric, k, 1 - alpha)
     only_in_baseline = [base_groups[key].label for key in base_groups if key not in cand_groups]
     only_in_candidate = [cand_groups[key].label for key in cand_groups if key not in base_groups]
     failed = gated and any(c["verdict"] == "regression" for c in comparisons)
@@ -243,6 +253,7 @@ def compare(
             "not_tested": [u.label for u in untested],
         },
         "rows": {"baseline": base_counts.stats.to_dict(), "candidate": cand_counts.stats.to_dict()},
+        **extras.payload,
     }
     header = ["group", "metric", "baseline", "candidate", "delta", "low", "high", "p", "verdict"]
     rows = []
@@ -273,7 +284,7 @@ def compare(
     if gated:
         footer.append(f"gate: {_gate_line(failed, comparisons, untested)}")
     section = Section(header, rows, title=f"trialscore compare: {verdicts}", notes=notes)
-    report = Report(payload, [section], footer=footer)
+    report = Report(payload, [section, *extras.sections], footer=[*footer, *extras.footer])
     render(report, output)
     with bad_input():
         step_summary(report)

@@ -10,6 +10,7 @@ import typer
 
 from trialscore.cli._app import app
 from trialscore.cli._groups import judge_each
+from trialscore.cli._judged import budget_report
 from trialscore.cli._options import (
     JSON_VERSION,
     ByOpt,
@@ -32,8 +33,9 @@ __all__ = ["plan"]
 @reading_options(clusters=False)
 def plan(
     delta: Annotated[
-        float, typer.Option("--delta", help="Smallest change in pass rate to detect (either direction).")
-    ],
+        float | None,
+        typer.Option("--delta", help="Smallest change in pass rate to detect (either direction)."),
+    ] = None,
     pass_rate: Annotated[
         float | None, typer.Option("--pass-rate", help="Expected pass rate of the baseline.")
     ] = None,
@@ -68,10 +70,22 @@ def plan(
     alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
     by: ByOpt = None,
+    budget: Annotated[
+        float | None,
+        typer.Option(
+            "--budget",
+            help="Model plus judge calls to spend (instead of --delta): which trials x judge calls a trial "
+            "give the narrowest interval, from a --pilot run whose llm_judge has repeats.",
+        ),
+    ] = None,
+    judge_cost: Annotated[
+        float, typer.Option("--judge-cost", help="With --budget: one judge call's cost in model calls.")
+    ] = 1.0,
     output: FormatOpt = OutputFormat.table,
     read: ReadOptions = ReadOptions(),
 ) -> None:
-    """How many items and trials a comparison needs to detect a change of --delta.
+    """How many items and trials a comparison needs to detect a change of --delta; or, with --budget,
+    how to split a budget of calls between trials and judge repeats.
 
     With --pilot (any file score reads) the variances come from the pilot, one plan per --by group.
 
@@ -80,6 +94,17 @@ def plan(
     with bad_input():
         from trialscore.stats import plan_sample_size
 
+        if budget is not None:
+            if pilot is None or delta is not None:
+                raise EvaluationError(
+                    "--budget plans from --pilot RUN (a run with judge repeats), without --delta"
+                )
+            render(budget_report(pilot, read, budget, judge_cost, items), output)
+            return
+        if delta is None:
+            raise EvaluationError(
+                "give --delta (the change to detect) or --budget (calls to spend) with --pilot"
+            )
         if (pass_rate is None) == (pilot is None):
             raise EvaluationError(
                 "give exactly one of --pass-rate (the baseline's expected pass rate) or --pilot FILE "

@@ -41,19 +41,19 @@ def _dates(text: str | None) -> tuple[date, ...] | None:
 def _read(path: Path, read: ReadOptions, detail: bool | Literal["outputs"] = False) -> RunData:
     """One run; ``detail``: with each trial's detail (the reported run's drawer shows it), or
     ``"outputs"``: with its outputs (a baseline's, for the diffs)."""
-    from trialscore.cli._options import warn_skipped_rows
+    from trialscore.cli._options import stored_or_given, warn_skipped_rows
     from trialscore.report.runs import read_run
+    from trialscore.results.readers import RecordSource
 
     columns = read.columns()
-    if path.exists():
-        run = read_run(path, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer)
+    (source,) = stored_or_given([path], read)
+    if not isinstance(source, RecordSource):  # a path, a glob or a URL
+        run = read_run(
+            source, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer
+        )
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
         from trialscore.report.drawer import asked_of
-        from trialscore.results.readers import RecordSource
-        from trialscore.runner.history import resolve_inputs
 
-        (source,) = resolve_inputs([path], read.store, read.suite)
-        assert isinstance(source, RecordSource)
         asked = None
         if detail is True:  # what each case asked and expected, from the suite the store kept
             asked = asked_of(_stored_cases(read.store, source.label.removeprefix("run ")))
@@ -108,6 +108,12 @@ def report(
         ),
     ] = None,
     level: Annotated[float, typer.Option("--level", help="Confidence level of intervals.")] = 0.95,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human", help="Human labels of the reported run: the judges panel shows the judge's bias."
+        ),
+    ] = None,
     read: ReadOptions = ReadOptions(),
 ) -> None:
     """Write one self-contained HTML report: cases, flaky cases, curves, flips, errors, trends.
@@ -120,5 +126,8 @@ def report(
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
         loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
         base = None if baseline is None else _read(baseline, read, detail="outputs")
-        path = write_report(out, loaded, base, settings)
+        from trialscore.cli._judged import resolved
+
+        (judged,) = resolved([runs[-1]], read)  # the judges panel reads the runner's records
+        path = write_report(out, loaded, base, settings, judged=judged, human=human)
     console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)

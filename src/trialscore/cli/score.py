@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -10,6 +11,7 @@ import typer
 from trialscore._words import plural
 from trialscore.cli._app import app
 from trialscore.cli._gates import step_summary
+from trialscore.cli._judged import score_extras
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -136,6 +138,14 @@ def score(
     resamples: ResamplesOpt = 10_000,
     seed: SeedOpt = 0,
     tau: TauOpt = 0.5,
+    human: Annotated[
+        Path | None,
+        typer.Option(
+            "--human",
+            help="Human labels (CSV/JSONL: case_id, trial, target, passed) of a random sample of the items: "
+            "judged figures corrected by them (prediction-powered, the item as the unit).",
+        ),
+    ] = None,
     output: FormatOpt = OutputFormat.table,
     read: ReadOptions = ReadOptions(),
 ) -> None:
@@ -152,6 +162,7 @@ def score(
         specs = metric_specs(split(metric), ks, tau)
         cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
         _check_something_scored(cards)
+        extras = score_extras(files, groups_by, read, human, ks, level)  # judged trials, human labels
     stats = counts.stats.to_dict()
     payload: dict[str, Any] = {
         "command": "score",
@@ -166,11 +177,12 @@ def score(
         },
         "rows": stats,
         "groups": [card.to_dict() for card in cards],
+        **extras.payload,
     }
     report = Report(
         payload,
-        [_section(card) for card in cards],
-        footer=[rows_line(stats)],
+        [*(_section(card) for card in cards), *extras.sections],
+        footer=[rows_line(stats), *extras.footer],
         flat=_flat(cards, groups_by, stats),
     )
     render(report, output)

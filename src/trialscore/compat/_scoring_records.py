@@ -12,14 +12,78 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, StrictBool, StrictFloat
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    model_serializer,
+    model_validator,
+)
 
 from trialscore._record import Record
 from trialscore._validate import check_flag, check_integer, check_name, check_real, check_unit, describe
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, record_config
 
-__all__ = ["GraderResult", "MultiTrialMetrics", "SkillScore", "StimulusScore", "TrialGrade"]
+__all__ = ["GraderResult", "JudgeGrade", "MultiTrialMetrics", "SkillScore", "StimulusScore", "TrialGrade"]
+
+
+class JudgeGrade(RecordModel):
+    """One call of an ``llm_judge`` grader on one trial's output: trialscore's extension of seed 000.
+
+    ``judge`` is the judge target called, ``repeat`` the call's index among that judge's calls on
+    the same frozen output (0, 1, ...).  A call that answered has its ``score`` in [0, 1] and
+    ``passed``; a call that errored (the judge target failed, or its reply carried no valid
+    score) has ``passed`` and ``score`` null and its ``error``: an errored call is never a fail.
+    ``reason`` is what the judge replied.
+
+    >>> JudgeGrade(judge="gpt", repeat=1, score=0.8, passed=True).errored
+    False
+    >>> JudgeGrade(judge="gpt", repeat=2, error="HTTP 500").to_dict()["passed"] is None
+    True
+    >>> JudgeGrade(judge="gpt", repeat=0, score=0.2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: JudgeGrade: a call with a score needs passed ...
+    """
+
+    model_config = record_config(
+        "One call of an llm_judge grader. Rules: passed null (an errored call) <=> score null; "
+        "an error message belongs to an errored call."
+    )
+
+    judge: str = Field(min_length=1, description="The judge target called.")
+    repeat: StrictInt = Field(ge=0, description="Index of this call among the judge's calls on this output.")
+    score: StrictFloat | None = Field(
+        default=None, ge=0.0, le=1.0, description="Score in [0, 1]; null if errored."
+    )
+    passed: StrictBool | None = Field(default=None, description="The call's verdict; null when it errored.")
+    reason: str | None = Field(default=None, description="What the judge replied; null if nothing.")
+    error: str | None = Field(default=None, description="Why the call errored; null if it answered.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JudgeGrade:
+        if (self.score is None) != (self.passed is None):
+            raise ValueError(
+                "a call with a score needs passed and an errored call has neither; "
+                f"got score={self.score!r}, passed={self.passed!r}"
+            )
+        if self.error is not None and self.passed is not None:
+            raise ValueError(
+                f"an error message belongs to an errored call (passed null); got passed={self.passed!r}"
+            )
+        return self
+
+    @property
+    def errored(self) -> bool:
+        """True when the call gave no verdict."""
+        return self.passed is None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict."""
+        return self.model_dump(mode="json")
 
 
 class GraderResult(RecordModel):
@@ -42,6 +106,11 @@ class GraderResult(RecordModel):
         Weight of this grader in the trial's weighted mean, ``>= 0``.
     reason : str, optional
         Human-readable justification.
+    calls : tuple of JudgeGrade, optional
+        trialscore's extension: an ``llm_judge`` grader's every call (judge, repeat, its verdict
+        or its error); the grader's own score and verdict combine the calls that answered.
+        Absent (None) for every other grader, and then left out of the JSON, so a record without
+        judge calls is written exactly as before the field existed.
 
     Examples
     --------
@@ -69,6 +138,17 @@ class GraderResult(RecordModel):
         default=1.0, ge=0.0, description="Weight of this grader in the combined score."
     )
     reason: str | None = Field(default=None, description="Human-readable justification; null if none.")
+    calls: tuple[JudgeGrade, ...] | None = Field(
+        default=None,
+        description="An llm_judge grader's every call (judge, repeat, verdict or error); absent otherwise.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.calls is None:
+            data.pop("calls", None)
+        return data
 
     def to_dict(self, camel: bool = False) -> dict[str, Any]:
         """Plain JSON-ready dict; ``camel=True`` uses seed 000's keys (``name`` becomes ``graderName``)."""

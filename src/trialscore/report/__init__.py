@@ -30,11 +30,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trialscore.report.context import ReportContext, ReportSettings
 from trialscore.report.render import render_page
 from trialscore.report.runs import RunData, read_run
+
+if TYPE_CHECKING:
+    from trialscore.results.readers import RecordSource
 
 __all__ = ["ReportSettings", "build_report", "write_report"]
 
@@ -43,6 +46,8 @@ def build_report(
     runs: Sequence[str | Path | RunData],
     baseline: str | Path | RunData | None = None,
     settings: ReportSettings | None = None,
+    judged: str | Path | RecordSource | None = None,
+    human: str | Path | None = None,
     **read: Any,
 ) -> str:
     """The HTML report of ``runs[-1]`` (earlier runs are its history), against ``baseline`` if given.
@@ -52,6 +57,9 @@ def build_report(
     runs : files or folders (anything ``score`` reads) or :class:`~trialscore.report.runs.RunData`
     baseline : the run to compare with (per-case flips and paired verdicts)
     settings : grouping (``by``), interval level, error policy, run dates
+    judged : the reported run as the runner's records (a path or stored run; default ``runs[-1]``
+        when it is a path): the judges panel (:mod:`~trialscore.report.panels.judges`)
+    human : human labels of the reported run: the judges panel shows the judge's bias against them
     **read : reading options of :func:`~trialscore.report.runs.read_run` (``columns``,
         ``skip_invalid``, ``input_format``)
     """
@@ -63,7 +71,9 @@ def build_report(
     base = None
     if baseline is not None:  # its outputs: the diffs of the cases whose verdict flipped
         base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail="outputs")
-    return render_page(ReportContext(loaded, base, settings or ReportSettings()))
+    if judged is None and not isinstance(runs[-1], RunData):
+        judged = runs[-1]
+    return render_page(ReportContext(loaded, base, settings or ReportSettings(), judged, human))
 
 
 def write_report(out: str | Path, *args: Any, **kwargs: Any) -> Path:

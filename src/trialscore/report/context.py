@@ -29,7 +29,8 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -38,6 +39,9 @@ from trialscore.report._numbers import money, percent, signed
 from trialscore.report.drawer import Drawer
 from trialscore.report.runs import CaseTrials, RunData
 from trialscore.results.counts import ErrorPolicy, GroupCounts
+
+if TYPE_CHECKING:
+    from trialscore.results.readers import RecordSource
 
 __all__ = [
     "VERDICT_FLIPS",
@@ -171,11 +175,14 @@ class Grouper:
 @dataclass
 class ReportContext:
     """The runs of one report (``runs[-1]`` is reported, earlier ones are its history), its baseline
-    and settings; what panels share is computed once, on first use."""
+    and settings; what panels share is computed once, on first use.  ``judged``: the reported run as
+    the runner's records (a path or stored run) for the judges panel, ``human`` its labels file."""
 
     runs: Sequence[RunData]
     baseline: RunData | None
     settings: ReportSettings
+    judged: str | Path | RecordSource | None = None
+    human: str | Path | None = None
 
     def __post_init__(self) -> None:
         settings = self.settings

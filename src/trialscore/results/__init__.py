@@ -17,16 +17,24 @@ from trialscore.results.counts import GroupCounts, ItemCounts, ReadStats
 from trialscore.results.readers import count_records, read_counts
 
 if TYPE_CHECKING:
-    from trialscore.results.records import GraderResult, TokenUsage, TrialRecord, Verdict, verdict_of
+    from trialscore.results.records import (
+        GraderResult,
+        JudgeGrade,
+        TokenUsage,
+        TrialRecord,
+        Verdict,
+        verdict_of,
+    )
 
 #: The record schema (Pydantic) loads on first use: reading files into counts does not need it.
-_RECORDS = ("GraderResult", "TokenUsage", "TrialRecord", "Verdict", "verdict_of")
+_RECORDS = ("GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of")
 
 __all__ = [
     "ColumnMap",
     "GraderResult",
     "GroupCounts",
     "ItemCounts",
+    "JudgeGrade",
     "ReadStats",
     "TokenUsage",
     "TrialRecord",

@@ -34,11 +34,11 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, model_validator
 
-from trialscore.compat._scoring_records import GraderResult
+from trialscore.compat._scoring_records import GraderResult, JudgeGrade
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
 
-__all__ = ["GraderResult", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"]
+__all__ = ["GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"]
 
 #: The four verdicts a trial can have.
 Verdict = Literal["pass", "fail", "borderline", "error"]
@@ -79,7 +79,10 @@ class TrialRecord(RecordModel):
     Required: ``case_id``, ``trial``, ``passed``, ``verdict``; everything else
     defaults to None (unknown) or, for ``grader_results``, to no graders.  Each
     ``grader_results`` entry is seed 000's :class:`trialscore.compat.scoring.GraderResult`
-    (re-exported here), the record :func:`trialscore.compat.scoring.compute_stimulus_score` takes.
+    (re-exported here), the record :func:`trialscore.compat.scoring.compute_stimulus_score` takes;
+    an ``llm_judge`` grader's entry also lists its every judge call in ``calls``
+    (:class:`JudgeGrade`: judge, repeat, verdict or error), a key absent from every other entry,
+    so files written before it existed read unchanged.
     """
 
     model_config = record_config(

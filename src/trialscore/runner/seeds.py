@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 
-__all__ = ["attempt_seed", "trial_seed"]
+__all__ = ["attempt_seed", "repeat_seed", "trial_seed"]
 
 
 def trial_seed(run_seed: int, case_id: str, trial: int) -> int:
@@ -35,4 +35,18 @@ def attempt_seed(seed: int, attempt: int) -> int:
     if attempt == 0:
         return seed
     key = f"{seed}\x1fattempt\x1f{attempt}".encode()
+    return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1
+
+
+def repeat_seed(seed: int, repeat: int) -> int:
+    """The seed of an ``llm_judge`` call's repeat ``repeat`` on a trial with seed ``seed``: the trial's
+    own for repeat 0 (a single-call judge is called as before), a fresh one derived from it for each
+    further repeat, so that a seeded judge is not asked the same question with the same seed.
+
+    >>> repeat_seed(42, 0), repeat_seed(42, 1) == repeat_seed(42, 1) != attempt_seed(42, 1)
+    (42, True)
+    """
+    if repeat == 0:
+        return seed
+    key = f"{seed}\x1fjudge repeat\x1f{repeat}".encode()
     return int.from_bytes(hashlib.blake2b(key, digest_size=8).digest(), "big") >> 1

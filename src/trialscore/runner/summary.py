@@ -37,6 +37,7 @@ from trialscore._words import plural
 from trialscore.compat.scoring import compute_skill_score
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
+from trialscore.results.judged import JUDGE_ONLY
 from trialscore.runner.aggregator import RunAggregator, TargetTotals
 from trialscore.runner.strategies import CaseResult
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
@@ -213,6 +214,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
         "warnings": [*_error_warnings(errors), *report.warnings],
         "errors": errors,
         "targets": targets,
+        **({"calibration": JUDGE_ONLY} if suite.judge_targets() else {}),  # graded by an llm_judge
         **({"adaptive": report.adaptive} if report.adaptive is not None else {}),
     }
 

@@ -118,6 +118,10 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
                 f"the fixed design; stopped: {body['stopped_because']}{escape(stop_note(body))}",
                 soft_wrap=True,
             )
+    if "calibration" in summary:
+        console.print(
+            f"{summary['calibration']} (score --human LABELS corrects it)", markup=False, highlight=False
+        )
     print_errors(summary["errors"], console)
     for warning in summary["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True, highlight=False)

@@ -62,7 +62,7 @@ from trialscore.stats import _scipy
 from trialscore.stats._noise import state_noise_variances
 from trialscore.stats.intervals import Interval, normal_quantile
 
-__all__ = ["ppi_interval", "ppi_paired_interval"]
+__all__ = ["ItemValues", "item_values", "ppi_interval", "ppi_paired_interval"]
 
 FloatArray = NDArray[np.float64]
 
@@ -185,8 +185,9 @@ def _checked(judge: ArrayLike, human: ArrayLike, suffix: str) -> tuple[FloatArra
 
 
 @dataclass(frozen=True)
-class _Items:
-    """Per item: human value, judge value on the labelled trials, labelled or not, judge on all trials."""
+class ItemValues:
+    """Per item: the human value ``y`` and the judge's value ``f`` on the labelled trials, whether the
+    item counts as ``labelled``, and the judge's value on all its trials (``judge``)."""
 
     y: FloatArray
     f: FloatArray
@@ -195,7 +196,7 @@ class _Items:
     noise: float
 
 
-def _items(verdicts: FloatArray, labels: FloatArray, metric: str, k: int | None) -> _Items:
+def _items(verdicts: FloatArray, labels: FloatArray, metric: str, k: int | None) -> ItemValues:
     trials = (~np.isnan(verdicts)).sum(axis=1)
     judged = np.nansum(verdicts, axis=1).astype(np.int64)
     labelled = ~np.isnan(labels)
@@ -210,7 +211,7 @@ def _items(verdicts: FloatArray, labels: FloatArray, metric: str, k: int | None)
         y = state_scores(trials, np.nansum(labels, axis=1).astype(np.int64), metric, k)
         f = everything
     noise = float(state_noise_variances(trials, judged, metric, k, None).mean())
-    return _Items(y, f, np.asarray(chosen, dtype=bool), everything, noise)
+    return ItemValues(y, f, np.asarray(chosen, dtype=bool), everything, noise)
 
 
 def _interval(rows: _Rows, level: float, method: str, bounded: bool, what: str) -> Interval:
@@ -246,6 +247,17 @@ def _options(metric: str, k: int, level: float, method: str) -> tuple[str, int |
     name = check_choice(metric, "metric", METRICS)
     k_used = None if name == "avg" else check_integer(k, "k", 1)
     return name, k_used, check_probability(level, "level"), check_choice(method, "method", METHODS)
+
+
+def item_values(judge: ArrayLike, human: ArrayLike, metric: str = "pass@1", k: int = 1) -> ItemValues:
+    """The per-item values :func:`ppi_interval` works on (arguments as there), checked alike.
+
+    >>> values = item_values([[1, 1], [0, 1]], [[1, 0], [np.nan, np.nan]])
+    >>> values.y.tolist(), values.f.tolist(), values.labelled.tolist(), values.judge.tolist()
+    ([0.5, 0.0], [1.0, 0.0], [True, False], [1.0, 0.5])
+    """
+    name, k_used, _, _ = _options(metric, k, 0.95, "auto")
+    return _items(*_checked(judge, human, ""), name, k_used)
 
 
 def ppi_interval(

@@ -8,7 +8,17 @@ baseline, a single run, no tool calls) is left out of the page and its navigatio
 from __future__ import annotations
 
 from trialscore.report.panel import Panel
-from trialscore.report.panels import against, cases, curves, errors, flaky, headline, tool_calls, trends
+from trialscore.report.panels import (
+    against,
+    cases,
+    curves,
+    errors,
+    flaky,
+    headline,
+    judges,
+    tool_calls,
+    trends,
+)
 
 __all__ = ["PANELS"]
 
@@ -18,6 +28,7 @@ PANELS: tuple[Panel, ...] = (
     flaky.PANEL,
     curves.PANEL,
     against.PANEL,
+    judges.PANEL,
     tool_calls.PANEL,
     errors.PANEL,
     trends.PANEL,

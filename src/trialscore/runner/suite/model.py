@@ -96,10 +96,11 @@ class Suite(Spec):
         return tuple(
             sorted(
                 {
-                    grader.target
+                    name
                     for case in self.cases
                     for grader in self.graders_for(case)
                     if isinstance(grader, LlmJudgeGraderSpec)
+                    for name in grader.judge_names
                 }
             )
         )

@@ -333,10 +333,8 @@ def environment_problems(
     """
     graders = list(graders)
     if selected is not None:
-        judges = {
-            getattr(spec, "target", None) for _, spec in graders if getattr(spec, "type", "") == "llm_judge"
-        }
-        wanted = set(selected) | {name for name in judges if name is not None}
+        judges = {name for _, spec in graders for name in getattr(spec, "judge_names", ())}
+        wanted = set(selected) | judges
         targets = [(loc, spec) for loc, spec in targets if spec.name in wanted]
     problems: list[Problem] = []
     for loc, target in targets:
