@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, StrictBool, StrictFloat
+from pydantic import Field, StrictBool, StrictFloat, model_serializer
+from pydantic_core.core_schema import SerializerFunctionWrapHandler
 
 from trialscore._record import Record
 from trialscore._validate import check_flag, check_integer, check_name, check_real, check_unit, describe
@@ -42,6 +43,10 @@ class GraderResult(RecordModel):
         Weight of this grader in the trial's weighted mean, ``>= 0``.
     reason : str, optional
         Human-readable justification.
+    details : mapping of str to float, optional
+        The grader's own figures behind its score (the ``tool_calls`` grader's ``precision``,
+        ``recall`` and ``f1``); a trialscore extension, left out of the JSON when absent, so
+        seed 000's records read and write as they did.
 
     Examples
     --------
@@ -69,6 +74,21 @@ class GraderResult(RecordModel):
         default=1.0, ge=0.0, description="Weight of this grader in the combined score."
     )
     reason: str | None = Field(default=None, description="Human-readable justification; null if none.")
+    details: dict[str, StrictFloat] | None = Field(
+        default=None,
+        description="The grader's own figures behind its score (e.g. precision, recall, f1); absent if none.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_details(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.details is None:
+            data.pop("details", None)
+        return data
+
+    def __hash__(self) -> int:
+        details = tuple(sorted(self.details.items())) if self.details is not None else None
+        return hash((self.name, self.score, self.passed, self.weight, self.reason, details))
 
     def to_dict(self, camel: bool = False) -> dict[str, Any]:
         """Plain JSON-ready dict; ``camel=True`` uses seed 000's keys (``name`` becomes ``graderName``)."""

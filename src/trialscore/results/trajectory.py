@@ -33,9 +33,43 @@ from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator
 
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
-from trialscore.results.records import TokenUsage
 
-__all__ = ["ToolCall", "Trajectory"]
+__all__ = ["TokenUsage", "ToolCall", "Trajectory", "token_usage", "total_tokens"]
+
+
+class TokenUsage(RecordModel):
+    """Tokens one trial used: ``input`` (prompt) and ``output`` (completion), both >= 0.
+
+    >>> TokenUsage(input=120, output=30).total
+    150
+    """
+
+    model_config = record_config("Tokens one trial used (input = prompt, output = completion).")
+
+    input: StrictInt = Field(ge=0, description="Prompt (input) tokens.")
+    output: StrictInt = Field(ge=0, description="Completion (output) tokens.")
+
+    @property
+    def total(self) -> int:
+        """``input + output``."""
+        return self.input + self.output
+
+
+def token_usage(value: object) -> object:
+    """A ``tokens`` value as a field validator takes it: an object ``{input, output}`` is made a
+    :class:`TokenUsage` (its error named whole), a count (or None) is left to the field's rule."""
+    if isinstance(value, dict):
+        return TokenUsage(**value)
+    return value
+
+
+def total_tokens(tokens: TokenUsage | int | None) -> int | None:
+    """Tokens used in all: the total of a :class:`TokenUsage`, a count as it is, None (unknown) as None.
+
+    >>> total_tokens(TokenUsage(input=3, output=1)), total_tokens(7), total_tokens(None)
+    (4, 7, None)
+    """
+    return tokens.total if isinstance(tokens, TokenUsage) else tokens
 
 
 class ToolCall(RecordModel):
@@ -84,6 +118,11 @@ class Trajectory(RecordModel):
         default=None, ge=0, description="What the trial cost in USD; null if unknown."
     )
 
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _usage(cls, value: object) -> object:
+        return token_usage(value)
+
     @field_validator("tokens")
     @classmethod
     def _counted(cls, value: TokenUsage | int | None) -> TokenUsage | int | None:
@@ -94,7 +133,7 @@ class Trajectory(RecordModel):
     @property
     def total_tokens(self) -> int | None:
         """Tokens used in all (None: unknown)."""
-        return self.tokens.total if isinstance(self.tokens, TokenUsage) else self.tokens
+        return total_tokens(self.tokens)
 
     @classmethod
     def from_reply(cls, text: str) -> Trajectory:
