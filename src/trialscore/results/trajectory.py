@@ -27,6 +27,7 @@ target's reply text, with one line naming the field, the rule and the value when
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator
@@ -34,7 +35,7 @@ from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
 
-__all__ = ["TokenUsage", "ToolCall", "Trajectory", "token_usage", "total_tokens"]
+__all__ = ["TokenUsage", "ToolCall", "Trajectory", "calls_text", "token_usage", "total_tokens"]
 
 
 class TokenUsage(RecordModel):
@@ -160,3 +161,13 @@ line 1 column 1); got 'Paris'
                 f"the reply is not a trajectory: a JSON object with a 'tool_calls' list; got {describe(text)}"
             )
         return cls(**document)
+
+
+def calls_text(calls: Iterable[Mapping[str, Any]]) -> str:
+    """The JSON text of tool calls ``[{name, arguments, result}]``, each checked as a :class:`ToolCall`:
+    what a reader puts in a trial row's ``tool_calls`` column.
+
+    >>> calls_text([{"name": "search", "arguments": '{"q": "x"}'}])
+    '[{"name": "search", "arguments": {"q": "x"}, "result": null}]'
+    """
+    return json.dumps([ToolCall(**dict(call)).to_dict() for call in calls])

@@ -15,6 +15,13 @@ Each (sample, epoch, scorer) becomes one trial row:
   number and ``passed`` is true exactly when it is 1 (full credit);
 * a sample that errored, or lacks a scorer's score, is an errored trial.
 
+With trial detail the samples themselves are read (then, and only then): the ``tool`` events are
+the trial's tool calls (``function``, ``arguments``, ``result``), in order, ``steps`` counts the
+``model`` events (the model calls), ``tokens`` is input + output over the sample's
+``model_usage`` and ``cost_usd`` their ``total_cost`` (when every model's is known);
+``latency_s`` is the summary's ``total_time``.  The samples' members of an ``.eval``
+zip are then size-checked as the others are.
+
 A list or dict score value has no pass/fail reading and is reported as invalid.
 Several scorers are several judgements of the same trials: the reader that counts them keeps
 them apart (see :func:`trialscore.results.readers.read_counts`), and an eval set's tasks are
@@ -56,6 +63,7 @@ from trialscore.results.formats._text import (
     tree_files,
 )
 from trialscore.results.tally import LongTable, text_value
+from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -107,13 +115,13 @@ def read(path: Path, sink: TrialSink) -> None:
     if not logs:
         raise EvaluationError(f"{path}: the folder holds no inspect_ai log (.eval, or .json eval log)")
     for log in logs:
-        table, partial = _log_table(log)
+        table, partial = _log_table(log, sink.detail)
         sink.scan_table(str(log), table)
         if partial is not None:
             sink.partial(partial)
 
 
-def _check_size(path: Path) -> None:
+def _check_size(path: Path, samples: bool = False) -> None:
     """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
     is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so)."""
     if head_bytes(path, len(_ZIP)) != _ZIP:
@@ -129,14 +137,14 @@ def _check_size(path: Path) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
-                if not info.filename.startswith("samples/"):
+                if samples or not info.filename.startswith("samples/"):
                     check_zip_member(path, info, MAX_MEMBER_BYTES)
                     check_nesting(archive.read(info), f"{path} member {info.filename!r}")
     except zipfile.BadZipFile as exc:
         raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
 
 
-def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:
+def _load(path: Path, transcripts: bool = False) -> tuple[Any, list[Any], Callable[[Any], float]]:
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
@@ -144,7 +152,7 @@ def _load(path: Path) -> tuple[Any, list[Any], Callable[[Any], float]]:
         raise EvaluationError(
             f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
         ) from exc
-    _check_size(path)
+    _check_size(path, transcripts)
     try:
         header = read_eval_log(str(path), header_only=True)
         samples = read_eval_log_sample_summaries(str(path))
@@ -167,13 +175,54 @@ def _partial(path: Path, header: Any, logged: int) -> PartialRun | None:
     return PartialRun(str(path), str(header.status), planned=samples * epochs, logged=logged)
 
 
-def _log_table(path: Path) -> tuple[LongTable, PartialRun | None]:
-    """Trial rows of one inspect_ai log file, and the log as a partial run when it did not finish."""
-    header, samples, to_float = _load(path)
+def _usage(sample: Any) -> tuple[str | None, str | None]:
+    """(tokens, cost) of one sample's ``model_usage`` (None where unknown)."""
+    usage = list((sample.model_usage or {}).values())
+    if not usage:
+        return None, None
+    tokens = sum(use.input_tokens + use.output_tokens for use in usage)
+    costs = [use.total_cost for use in usage]
+    return text_value(tokens), None if None in costs else text_value(sum(costs))
+
+
+def _result(value: Any) -> Any:
+    """A tool event's result as JSON (text stays text)."""
+    from pydantic_core import to_jsonable_python
+
+    return value if isinstance(value, str) else to_jsonable_python(value, fallback=str)
+
+
+def _trajectories(path: Path) -> dict[tuple[str, int], tuple[str | None, ...]]:
+    """(sample id, epoch) -> (tool calls as JSON text, steps, tokens, cost) from the log's samples."""
+    from inspect_ai.log import read_eval_log_samples
+
+    out: dict[tuple[str, int], tuple[str | None, ...]] = {}
+    try:
+        for sample in read_eval_log_samples(str(path), all_samples_required=False):
+            events = sample.events or []
+            calls = [
+                {"name": event.function, "arguments": event.arguments, "result": _result(event.result)}
+                for event in events
+                if event.event == "tool"
+            ]
+            steps = sum(event.event == "model" for event in events)
+            out[(str(sample.id), sample.epoch)] = (calls_text(calls), str(steps), *_usage(sample))
+    except EvaluationError as exc:
+        raise EvaluationError(f"{path}: a tool event: {exc}") from exc
+    except Exception as exc:  # inspect_ai raises its own and pydantic errors for bad logs
+        raise EvaluationError(f"{path}: cannot read an inspect_ai eval log's samples: {exc}") from exc
+    return out
+
+
+def _log_table(path: Path, detail: bool = False) -> tuple[LongTable, PartialRun | None]:
+    """Trial rows of one inspect_ai log file (with ``detail``, each trial's trajectory too), and the log
+    as a partial run when it did not finish."""
+    header, samples, to_float = _load(path, detail)
+    trajectories = _trajectories(path) if detail else {}
     scorers = sorted({name for sample in samples for name in (sample.scores or {})})
-    columns: dict[str, list[str | None]] = {
-        name: [] for name in ("case_id", "trial", "target", "suite", "run_id", "scorer", "passed", "score")
-    }
+    names: tuple[str, ...] = ("case_id", "trial", "target", "suite", "run_id", "scorer", "passed", "score")
+    names += ("tool_calls", "steps", "tokens", "cost_usd", "latency_s") if detail else ()
+    columns: dict[str, list[str | None]] = {name: [] for name in names}
     where: list[str] = []
     for sample in samples:
         scores = sample.scores or {}
@@ -194,6 +243,11 @@ def _log_table(path: Path) -> tuple[LongTable, PartialRun | None]:
             columns["scorer"].append(scorer)
             columns["passed"].append(passed)
             columns["score"].append(text_value(value))
+            if detail:
+                known = trajectories.get((str(sample.id), sample.epoch), (None,) * 4)
+                effort = (*known, text_value(sample.total_time))
+                for name, text in zip(names[8:], effort, strict=True):
+                    columns[name].append(text)
             where.append(
                 f"sample {sample.id!r} epoch {sample.epoch}" + (f" scorer {scorer!r}" if scorer else "")
             )
