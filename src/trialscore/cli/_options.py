@@ -33,7 +33,7 @@ from trialscore.errors import EvaluationError, OutputError, StoreError, Worded
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.counts import GroupCounts, ItemCounts
-    from trialscore.results.readers import RecordSource
+    from trialscore.results.readers import Detail, RecordSource
 
 __all__ = [
     "FLAGS",
@@ -370,13 +370,15 @@ def _warn_skipped(counts: ItemCounts) -> None:
         errors.print(f"note: {flagged(note)}", markup=False, highlight=False, soft_wrap=True)
 
 
-def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:
+def read_counts(
+    files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions, detail: Detail = False
+) -> ItemCounts:
     """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about.
 
     An input that is not an existing path is read from the run store (``--store``) when it
     names a run there (a run id, ``latest``, ``latest~N``): see :mod:`trialscore.runner.history`.
     """
-    (counts,) = read_together([files], by, options)
+    (counts,) = read_together([files], by, options, detail=detail)
     return counts
 
 
@@ -385,13 +387,15 @@ def read_together(
     by: Sequence[str],
     options: ReadOptions,
     split: Sequence[str] = (),
+    detail: Detail = False,
 ) -> list[ItemCounts]:
     """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
 
     With no ``by``, every input is grouped by target once any of them holds several targets;
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
-    as in :func:`read_counts`.
+    as in :func:`read_counts`.  ``detail`` keeps each trial's fields too (the per-success metrics),
+    the groups as without it.
     """
     from trialscore.results.readers import read_counts_together
 
@@ -413,7 +417,12 @@ def read_together(
         group_targets=not split,
         split=split,
         scorer=options.scorer,
+        detail=detail,
     )
+    if detail is not False:
+        from trialscore.results.per_success import without_single_target
+
+        read = without_single_target(read, by)
     for counts in read:
         _warn_skipped(counts)
     return read
