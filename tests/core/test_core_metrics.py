@@ -202,7 +202,7 @@ def test_a_metric_of_trial_values_is_refused_clearly_by_the_functions_of_counts(
     assert (metric.name, metric.needs, metric.higher_is_better, metric.per_item) == (
         "cost-per-success", "trial values", False, False,
     )  # fmt: skip
-    said = "metric cost-per-success needs a value of every trial .*: the score, compare and rank commands serve it"
+    said = "metric cost-per-success needs a value of every trial .*: the score, compare and rank commands"
     for call in (
         lambda: ts.estimator_by_name("cost-per-success"),
         lambda: item_interval([[1, 0]], "cost-per-success"),
