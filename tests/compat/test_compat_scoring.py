@@ -279,7 +279,7 @@ def test_multi_trial_validation(flags: object, message: str) -> None:
         ({"passed": 1}, r"GraderResult field 'passed': Input should be a valid boolean; got 1$"),
         ({"name": ""}, r"GraderResult field 'name': String should have at least 1 character; got ''$"),
         ({"reason": 3}, r"GraderResult field 'reason': Input should be a valid string; got 3$"),
-        ({"details": [1]}, r"GraderResult field 'details': Extra inputs are not permitted; got \[1\]$"),
+        ({"notes": [1]}, r"GraderResult field 'notes': Extra inputs are not permitted; got \[1\]$"),
     ],
 )
 def test_grader_result_validation(kwargs: dict[str, object], message: str) -> None:

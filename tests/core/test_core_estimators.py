@@ -287,7 +287,10 @@ def test_estimator_by_name() -> None:
     assert ts.estimator_by_name("bayes") is ts.bayes
     with pytest.raises(EvaluationError, match=r"'G-Pass@k' is ambiguous: say pass\^k .* or g-pass@k_tau"):
         ts.estimator_by_name("G-Pass@k")
-    with pytest.raises(EvaluationError, match=r"metric must be one of avg, pass@k, .*bayes; got 'pass@K2'"):
+    with pytest.raises(
+        EvaluationError,
+        match=r"metric must be one of avg, pass@k, .*bayes, cost-per-success, .*; got 'pass@K2'",
+    ):
         ts.estimator_by_name("pass@K2")
 
 

@@ -22,7 +22,14 @@ from trialscore.results.scorecard import MetricSpec, metric_interval
 from trialscore.runner.gates import parse_threshold
 from trialscore.stats import bootstrap_interval, compare_paired, item_interval
 
-NAMES = sorted({name for metric in METRICS.values() for name in (metric.name, *metric.aliases)})
+NAMES = sorted(
+    {
+        name
+        for metric in METRICS.values()
+        if metric.needs == "counts"
+        for name in (metric.name, *metric.aliases)
+    }
+)
 
 
 def _matrices() -> dict[str, np.ndarray]:
@@ -190,26 +197,20 @@ def test_a_metric_better_lower_ranks_and_compares_downward(tmp_path: Path) -> No
         unregister_metric("miss@k")
 
 
-def test_a_metric_of_trial_values_is_refused_clearly_everywhere(tmp_path: Path) -> None:
-    register_metric(
-        Metric("cost-per-success", "cost of all trials over successes", needs_k=False, needs="trial values")
-    )
-    try:
-        said = "metric cost-per-success needs a value of every trial"
-        for call in (
-            lambda: ts.estimator_by_name("cost-per-success"),
-            lambda: item_interval([[1, 0]], "cost-per-success"),
-            lambda: compare_paired([[1, 0]] * 2, [[1, 1]] * 2, "cost-per-success"),
-            lambda: ts.rank_models([[[1, 0]], [[1, 1]]], "cost-per-success"),
-        ):
-            with pytest.raises(EvaluationError, match=said):
-                call()
-        path = _write(tmp_path / "t.jsonl", _matrices())
-        for command in (["score", str(path)], ["rank", str(path)], ["compare", str(path), str(path)]):
-            result = CliRunner().invoke(app, [*command, "--by", "target", "--metric", "cost-per-success"])
-            assert result.exit_code == 2 and said in result.output and "Traceback" not in result.output
-    finally:
-        unregister_metric("cost-per-success")
+def test_a_metric_of_trial_values_is_refused_clearly_by_the_functions_of_counts() -> None:
+    metric = resolve_metric("cost_per_success", trial_values=True)
+    assert (metric.name, metric.needs, metric.higher_is_better, metric.per_item) == (
+        "cost-per-success", "trial values", False, False,
+    )  # fmt: skip
+    said = "metric cost-per-success needs a value of every trial .*: the score, compare and rank commands"
+    for call in (
+        lambda: ts.estimator_by_name("cost-per-success"),
+        lambda: item_interval([[1, 0]], "cost-per-success"),
+        lambda: compare_paired([[1, 0]] * 2, [[1, 1]] * 2, "cost-per-success"),
+        lambda: ts.rank_models([[[1, 0]], [[1, 1]]], "cost-per-success"),
+    ):
+        with pytest.raises(EvaluationError, match=said):
+            call()
 
 
 def test_registration_refuses_what_would_break_a_layer() -> None:

@@ -135,8 +135,9 @@ def test_grader_results_use_the_one_scoring_grader_result():
     # One class serves seed 000's scoring and the trial record's JSON schema.
     assert GraderResult is ScoringGraderResult
     entry = TrialRecord.model_json_schema()["$defs"]["GraderResult"]
-    # seed 000's fields, and the optional judge calls of an llm_judge grader (absent from other entries)
-    assert set(entry["properties"]) == {"name", "score", "passed", "weight", "reason", "calls"}
+    # seed 000's fields, the optional judge calls of an llm_judge grader and a grader's own figures
+    # (both absent from other entries)
+    assert set(entry["properties"]) == {"name", "score", "passed", "weight", "reason", "calls", "details"}
     assert set(entry["required"]) == {"name", "score", "passed"}
     assert (entry["properties"]["score"]["minimum"], entry["properties"]["score"]["maximum"]) == (0.0, 1.0)
     assert entry["properties"]["weight"]["minimum"] == 0.0
@@ -178,3 +179,52 @@ def test_judge_calls_validate_against_the_schema_and_errored_calls_have_no_verdi
         JudgeGrade(judge="gpt", repeat=0, score=1.0, passed=True, error="x")
     with pytest.raises(EvaluationError, match="JudgeGrade field 'repeat'"):
         JudgeGrade(judge="gpt", repeat=-1, score=1.0, passed=True)
+
+
+def test_trajectory_fields_round_trip_and_older_records_read_as_before():
+    record = TrialRecord(
+        case_id="book-1",
+        trial=0,
+        passed=True,
+        verdict="pass",
+        tool_calls=[
+            {"name": "get_weather", "arguments": '{"city": "Paris"}', "result": "sunny"},
+            {"name": "book", "arguments": {"city": "Paris", "nights": 2}},
+        ],
+        steps=3,
+        tokens=1520,
+        cost_usd=0.0042,
+    )
+    data = json.loads(record.to_json_line())
+    assert data["tool_calls"] == [
+        {"name": "get_weather", "arguments": {"city": "Paris"}, "result": "sunny"},
+        {"name": "book", "arguments": {"city": "Paris", "nights": 2}, "result": None},
+    ]
+    assert (data["steps"], data["tokens"]) == (3, 1520)
+    jsonschema.validate(data, TrialRecord.model_json_schema())
+    assert TrialRecord.from_json_line(record.to_json_line()) == record
+    # A line written before the trajectory fields existed reads with them unknown.
+    old = {key: value for key, value in json.loads(_full_record().to_json_line()).items()}
+    for name in ("tool_calls", "steps"):
+        old.pop(name)
+    back = TrialRecord.from_dict(old)
+    assert (back.tool_calls, back.steps, back.tokens) == (None, None, TokenUsage(input=100, output=20))
+    with pytest.raises(EvaluationError, match=r"field 'tool_calls.0': ToolCall field 'name'"):
+        TrialRecord(case_id="c", trial=0, passed=True, verdict="pass", tool_calls=[{"arguments": {}}])
+    with pytest.raises(EvaluationError, match=r"tokens must be >= 0; got tokens=-3"):
+        TrialRecord(case_id="c", trial=0, passed=True, verdict="pass", tokens=-3)
+
+
+def test_grader_details_are_kept_and_left_out_when_absent():
+    plain = GraderResult(name="exact", score=1.0, passed=True)
+    assert "details" not in json.loads(plain.model_dump_json())
+    assert plain.to_dict(camel=True) == {
+        "graderName": "exact", "score": 1.0, "passed": True, "weight": 1.0, "reason": None,
+    }  # fmt: skip
+    graded = GraderResult(name="calls", score=0.8, passed=False, details={"precision": 1.0, "recall": 2 / 3})
+    record = TrialRecord(case_id="c", trial=0, passed=False, verdict="fail", grader_results=[graded])
+    back = TrialRecord.from_json_line(record.to_json_line())
+    assert back.grader_results[0].details == {"precision": 1.0, "recall": 2 / 3}
+    assert hash(back.grader_results[0]) == hash(graded)
+    with pytest.raises(EvaluationError, match=r"GraderResult field 'details.f1'"):
+        GraderResult(name="calls", score=0.8, passed=False, details={"f1": "high"})

@@ -118,6 +118,17 @@ def test_a_scorer_picked_keeps_its_own_trials(tmp_path: Path) -> None:
 def test_detail_names_known_fields_only(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text("case_id,passed\na,1\n")
-    with pytest.raises(EvaluationError, match=r"detail must name fields among target, .*; got 'tokens'"):
-        read_counts([path], detail=("tokens",))
-    assert set(TRIAL_FIELDS) >= {"score", "cost", "latency", "output", "error", "graders", "started_at"}
+    with pytest.raises(EvaluationError, match=r"detail must name fields among target, .*; got 'seeds'"):
+        read_counts([path], detail=("seeds",))
+    assert set(TRIAL_FIELDS) >= {
+        "score",
+        "cost",
+        "latency",
+        "output",
+        "error",
+        "graders",
+        "started_at",
+        "tokens",
+        "steps",
+        "tool_calls",
+    }

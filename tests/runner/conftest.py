@@ -23,6 +23,8 @@ class ChatServer:
     """
 
     answer: Callable[[str, int], str] = lambda prompt, seed: prompt.upper()
+    #: ``tool_calls(prompt, seed)``: the ``[{name, arguments}]`` the reply calls (None: no tool calls).
+    tool_calls: Callable[[str, int], list[dict[str, Any]] | None] = lambda prompt, seed: None
     failures: list[list[Any]] = field(default_factory=lambda: [[]])
     slow_s: float = 1.0
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -54,13 +56,21 @@ class ChatServer:
         content = self.answer(prompt, seed)
         usage = {"prompt_tokens": len(prompt.split()), "completion_tokens": len(content.split())}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        calls = self.tool_calls(prompt, seed)
+        if calls is not None:  # as OpenAI sends them: no content, arguments as a JSON string
+            message["content"] = None
+            message["tool_calls"] = [
+                {"id": f"call_{i}", "type": "function",
+                 "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}
+                for i, call in enumerate(calls)
+            ]  # fmt: skip
+        finish = "stop" if calls is None else "tool_calls"
         reply = {
             "id": f"chatcmpl-{seed}",
             "object": "chat.completion",
             "model": body.get("model"),
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": usage,
         }
         return 200, reply, {}

@@ -102,7 +102,7 @@ def test_zero_successes_and_bad_input_are_one_clear_line() -> None:
         per_success(["a", "b"], [1, 1], [1.0, 1.0], quantity="money")
     with pytest.raises(InsufficientDataError, match="at least 2 items"):
         per_success(["a", "a"], [1, 1], [1.0, 1.0])
-    with pytest.raises(InsufficientDataError, match="no trial has a known steps"):
+    with pytest.raises(InsufficientDataError, match="no trial has a known steps value"):
         per_success(["a", "b"], [1, 1], [NAN, NAN], quantity="steps")
 
 

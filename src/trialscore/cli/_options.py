@@ -409,13 +409,15 @@ def stored_or_given(
     return given
 
 
-def read_counts(files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions) -> ItemCounts:
+def read_counts(
+    files: Sequence[Path | RecordSource], by: Sequence[str], options: ReadOptions, detail: Detail = False
+) -> ItemCounts:
     """Per-group item counts of ``files`` read with ``options``; skipped rows are warned about.
 
     An input that is not an existing path is read from the run store (``--store``) when it
     names a run there (a run id, ``latest``, ``latest~N``): see :mod:`trialscore.runner.history`.
     """
-    (counts,) = read_together([files], by, options)
+    (counts,) = read_together([files], by, options, detail=detail)
     return counts
 
 
@@ -431,7 +433,8 @@ def read_together(
     With no ``by``, every input is grouped by target once any of them holds several targets;
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
-    as in :func:`read_counts`.  ``detail`` keeps each trial (``read_counts_together``'s).
+    as in :func:`read_counts`.  ``detail`` keeps each trial's fields too (the per-success metrics),
+    the groups as without it.
     """
     from trialscore.results import progress
     from trialscore.results.readers import read_counts_together
@@ -451,6 +454,10 @@ def read_together(
             scorer=options.scorer,
             detail=detail,
         )
+    if detail is not False:
+        from trialscore.results.per_success import without_single_target
+
+        read = without_single_target(read, by)
     for counts in read:
         _warn_skipped(counts)
     return read

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -33,12 +33,14 @@ from trialscore.cli._options import (
     same_suite,
     split,
 )
+from trialscore.cli._per_success import needs_detail
 from trialscore.cli._render import Change, Report, Section, render
+from trialscore.cli._verdicts import gate_line, non_inferior_comparison, ratio_comparison
 from trialscore.cli.score import rows_line
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
-    from trialscore.results.counts import GroupCounts
+    from trialscore.results.counts import GroupCounts, ItemCounts
 
 __all__ = ["compare"]
 
@@ -181,6 +183,15 @@ def compare(
     fail_on: Annotated[
         GateOption, typer.Option("--fail-on", help="'regression': exit 1 on a significant regression.")
     ] = GateOption.none,
+    non_inferior: Annotated[
+        float | None,
+        typer.Option(
+            "--non-inferior",
+            help="MARGIN: is the candidate no worse than the baseline by more than MARGIN (a score's "
+            "difference; for a per-success metric a relative margin: no more expensive by more than "
+            "MARGIN)? One-sided test at --alpha; a gate: exit 0 only when every group is non-inferior.",
+        ),
+    ] = None,
     allow_partial: AllowPartialOpt = False,
     human: Annotated[
         list[Path] | None,
@@ -200,11 +211,16 @@ def compare(
     files = (str(baseline), str(candidate))
     gated = fail_on is GateOption.regression
     with bad_input():
+        from trialscore.results.per_success import FIELDS
+
         groups_by = split(by)
         read = same_suite(read, [baseline, candidate])
-        base_counts, cand_counts = read_together([[baseline], [candidate]], groups_by, read)
-        if gated:
-            refuse_partial([base_counts, cand_counts], allow_partial, "--fail-on regression")
+        valued = needs_detail([metric])
+        inputs = [[baseline], [candidate]]
+        base_counts, cand_counts = read_together(inputs, groups_by, read, detail=FIELDS if valued else False)
+        if gated or non_inferior is not None:
+            gate = "--fail-on regression" if gated else "--non-inferior"
+            refuse_partial([base_counts, cand_counts], allow_partial, gate)
         base_groups, cand_groups = group_map(base_counts), group_map(cand_counts)
         shared = [key for key in base_groups if key in cand_groups]
         if not shared:
@@ -213,11 +229,16 @@ def compare(
                 f"baseline has {sorted(g.label for g in base_groups.values())}, "
                 f"candidate has {sorted(g.label for g in cand_groups.values())}"
             )
+        judges = {}
+        if valued or non_inferior is not None:
+            judges = _judges(base_counts, cand_counts, metric, k, tau, alpha, non_inferior)
         judged, untested = judge_each(
             (
                 base_groups[key].label,
                 dict(key),
-                partial(
+                judges[base_groups[key].label]
+                if judges
+                else partial(
                     _compare_groups,
                     base_groups[key],
                     cand_groups[key],
@@ -238,6 +259,7 @@ def compare(
     only_in_baseline = [base_groups[key].label for key in base_groups if key not in cand_groups]
     only_in_candidate = [cand_groups[key].label for key in cand_groups if key not in base_groups]
     failed = gated and any(c["verdict"] == "regression" for c in comparisons)
+    margin_gate = None if non_inferior is None else gate_line(comparisons, [u.label for u in untested])
     payload: dict[str, Any] = {
         "command": "compare",
         "version": JSON_VERSION,
@@ -251,6 +273,11 @@ def compare(
             "failed": failed,
             "judged": bool(comparisons),
             "not_tested": [u.label for u in untested],
+            **(
+                {}
+                if margin_gate is None
+                else {"non_inferior": {"margin": non_inferior, "alpha": alpha, "passed": margin_gate[0]}}
+            ),
         },
         "rows": {"baseline": base_counts.stats.to_dict(), "candidate": cand_counts.stats.to_dict()},
         **extras.payload,
@@ -258,12 +285,13 @@ def compare(
     header = ["group", "metric", "baseline", "candidate", "delta", "low", "high", "p", "verdict"]
     rows = []
     for c in comparisons:
+        shown = float if c["metric"].endswith("per-success") else Change  # a ratio has no sign
         if c["design"] == "bayes":
-            bounds: tuple[Change | None, ...] = (None, None)
+            bounds: tuple[Change | float | None, ...] = (None, None)
             p_text = f"P(better)={c['probability']:.3g}"
         else:
-            bounds, p_text = (Change(c["interval"]["low"]), Change(c["interval"]["high"])), c["p_value"]
-        scores = (c["baseline_score"], c["candidate_score"], Change(c["delta"]))
+            bounds, p_text = (shown(c["interval"]["low"]), shown(c["interval"]["high"])), c["p_value"]
+        scores = (c["baseline_score"], c["candidate_score"], shown(c["delta"]))
         rows.append([c["label"], c["metric"], *scores, *bounds, p_text, c["verdict"]])
     rows += [[u.label, *([None] * 7), "not tested"] for u in untested]
     rows += [[label, *([None] * 7), "only in baseline"] for label in only_in_baseline]
@@ -283,6 +311,12 @@ def compare(
     ]
     if gated:
         footer.append(f"gate: {_gate_line(failed, comparisons, untested)}")
+    if margin_gate is not None:
+        tests = dict.fromkeys(c["non_inferiority"]["test"] for c in comparisons)
+        footer += [f"test: {test}" for test in tests]
+        footer.append(
+            f"non-inferiority gate (margin {non_inferior:g}, one-sided alpha {alpha:g}): {margin_gate[1]}"
+        )
     section = Section(header, rows, title=f"trialscore compare: {verdicts}", notes=notes)
     report = Report(payload, [section, *extras.sections], footer=[*footer, *extras.footer])
     render(report, output)
@@ -291,7 +325,10 @@ def compare(
     if failed:
         errors.print("gate failed: significant regression", markup=False, highlight=False)
         raise typer.Exit(EXIT_GATE_FAILED)
-    if gated and not comparisons:
+    if margin_gate is not None and comparisons and not margin_gate[0]:
+        errors.print("gate failed: not shown non-inferior", markup=False, highlight=False)
+        raise typer.Exit(EXIT_GATE_FAILED)
+    if (gated or margin_gate is not None) and not comparisons:
         errors.print(
             f"gate could not judge: no group could be tested (exit status {EXIT_NOT_JUDGED})",
             markup=False,
@@ -308,3 +345,33 @@ def _gate_line(failed: bool, comparisons: Sequence[dict[str, Any]], untested: Se
     if untested:
         judged += f"; not tested: {'; '.join(u.label for u in untested)}"
     return f"{'FAILED (significant regression)' if failed else 'passed'} ({judged})"
+
+
+def _judges(
+    base: ItemCounts,
+    cand: ItemCounts,
+    metric: str,
+    k: int | None,
+    tau: float,
+    alpha: float,
+    margin: float | None,
+) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Each group's judgement (by label) of a per-success metric, or of a score against a margin."""
+    from trialscore.results.per_success import group_trials
+    from trialscore.results.scorecard import metric_specs
+
+    (spec,) = metric_specs([metric], [k] if k is not None else [1], tau, trial_values=True)
+    if spec.metric.needs == "trial values":
+        cand_trials = {group.label: group for group in group_trials(cand)}
+        return {
+            group.label: partial(ratio_comparison, group, cand_trials[group.label], spec, alpha, margin)
+            for group in group_trials(base)
+            if group.label in cand_trials
+        }
+    assert margin is not None
+    cand_groups = {group.label: group for group in cand.groups()}
+    return {
+        group.label: partial(non_inferior_comparison, group, cand_groups[group.label], spec, alpha, margin)
+        for group in base.groups()
+        if group.label in cand_groups
+    }

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -31,6 +32,7 @@ from trialscore.cli._options import (
     reading_options,
     split,
 )
+from trialscore.cli._per_success import GroupPerSuccess, needs_detail, per_success_groups
 from trialscore.cli._render import Report, Section, render
 from trialscore.errors import EvaluationError
 
@@ -82,8 +84,13 @@ def _flat(cards: Sequence[GroupScore], by: Sequence[str], stats: dict[str, Any])
     return Section(header, rows)
 
 
-def _section(card: GroupScore) -> Section:
-    """A group's table: each metric's estimate and interval, then how and why."""
+def _valued(extra: GroupPerSuccess | None) -> dict[str, Any]:
+    """A group's JSON entry for the metrics of trial values: their sums and unknown trials, named."""
+    return {} if extra is None else {"per_success": extra.to_dict()}
+
+
+def _section(card: GroupScore, extra: Sequence[str] = ()) -> Section:
+    """A group's table: each metric's estimate and interval, then how and why (``extra``: more notes)."""
     rows = []
     for m in card.metrics:
         i = m.interval
@@ -106,7 +113,7 @@ def _section(card: GroupScore) -> Section:
         )
     )
     notes = (["intervals: " + "; ".join(methods)] if methods else []) + reasons
-    notes += [advice.message for advice in card.advice]
+    notes += [*extra, *(advice.message for advice in card.advice)]
     return Section(["metric", "estimate", "low", "high"], rows, title=card.label, lead=lead, notes=notes)
 
 
@@ -154,13 +161,23 @@ def score(
     Example: trialscore score runs.jsonl --by target,category --k 1,5 --metric pass@k,pass^k --format json
     """
     with bad_input():
+        from trialscore.results.per_success import FIELDS
         from trialscore.results.scorecard import metric_specs, score_group
 
         groups_by = split(by)
-        counts = read_counts(files, groups_by, read)
+        valued = needs_detail(split(metric))
+        counts = read_counts(files, groups_by, read, detail=FIELDS if valued else False)
         ks = parse_ks(k) or default_ks(counts)
-        specs = metric_specs(split(metric), ks, tau)
-        cards = [score_group(group, specs, ci, level, resamples, seed, max(ks)) for group in counts.groups()]
+        specs = metric_specs(split(metric), ks, tau, trial_values=True)
+        counted = [spec for spec in specs if spec.metric.needs == "counts"]
+        cards = [
+            score_group(group, counted, ci, level, resamples, seed, max(ks)) for group in counts.groups()
+        ]
+        extra = per_success_groups(counts, specs, level)
+        cards = [
+            replace(card, metrics=card.metrics + extra[card.label].scores) if extra else card
+            for card in cards
+        ]
         _check_something_scored(cards)
         extras = score_extras(files, groups_by, read, human, ks, level)  # judged trials, human labels
     stats = counts.stats.to_dict()
@@ -176,12 +193,12 @@ def score(
             "cluster_col": read.cluster_col,
         },
         "rows": stats,
-        "groups": [card.to_dict() for card in cards],
+        "groups": [card.to_dict() | _valued(extra.get(card.label)) for card in cards],
         **extras.payload,
     }
     report = Report(
         payload,
-        [*(_section(card) for card in cards), *extras.sections],
+        [*(_section(card, extra[card.label].notes if extra else ()) for card in cards), *extras.sections],
         footer=[rows_line(stats), *extras.footer],
         flat=_flat(cards, groups_by, stats),
     )

@@ -111,6 +111,10 @@ class GraderResult(RecordModel):
         or its error); the grader's own score and verdict combine the calls that answered.
         Absent (None) for every other grader, and then left out of the JSON, so a record without
         judge calls is written exactly as before the field existed.
+    details : mapping of str to float, optional
+        The grader's own figures behind its score (the ``tool_calls`` grader's ``precision``,
+        ``recall`` and ``f1``); a trialscore extension, left out of the JSON when absent, so
+        seed 000's records read and write as they did.
 
     Examples
     --------
@@ -142,13 +146,22 @@ class GraderResult(RecordModel):
         default=None,
         description="An llm_judge grader's every call (judge, repeat, verdict or error); absent otherwise.",
     )
+    details: dict[str, StrictFloat] | None = Field(
+        default=None,
+        description="The grader's own figures behind its score (e.g. precision, recall, f1); absent if none.",
+    )
 
     @model_serializer(mode="wrap")
-    def _without_absent_calls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_absent_extensions(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        if self.calls is None:
-            data.pop("calls", None)
+        for name in ("calls", "details"):
+            if getattr(self, name) is None:
+                data.pop(name, None)
         return data
+
+    def __hash__(self) -> int:
+        details = tuple(sorted(self.details.items())) if self.details is not None else None
+        return hash((self.name, self.score, self.passed, self.weight, self.reason, self.calls, details))
 
     def to_dict(self, camel: bool = False) -> dict[str, Any]:
         """Plain JSON-ready dict; ``camel=True`` uses seed 000's keys (``name`` becomes ``graderName``)."""

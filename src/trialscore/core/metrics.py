@@ -23,6 +23,13 @@ name              per item, ``X ~ Hypergeometric(n, c, k)``   k      tau    alia
 ``bayes``         Bayes@N posterior mean (not per item)      no     no     ``bayes@n``
 ================  ========================================  =====  =====  ============================
 
+Four metrics are built from a value of every trial instead of counts (``needs="trial values"``,
+lower is better, a ratio over the group's trials: :mod:`trialscore.stats.effort`):
+``cost-per-success`` (total cost / solved trials, USD), ``latency-per-success`` (seconds),
+``tokens-per-success`` and ``steps-per-success``.  ``score``, ``compare`` and ``rank`` serve them
+from the reader's trial detail (:mod:`trialscore.results.per_success`); every other layer reads
+counts and refuses them, saying so.
+
 ``g-pass@k`` is ambiguous (seed 004's ``g_pass_at_k`` is pass^k; the
 G-Pass@k_tau paper's G-Pass is ``g-pass@k_tau``) and is refused with both
 choices named.  An unknown name is refused with the nearest known one.
@@ -80,11 +87,12 @@ Credit = Callable[[int, "Tau | None"], tuple[list[int], int]]
 
 #: How a metric's items make the bank's value: ``"item mean"``, the mean over items of a per-item value
 #: (its credit's expectation); ``"posterior"``, the Bayes@N posterior over the items' counts (its
-#: estimator returns ``(mean, sd)``, its interval is the credible interval, its comparison the posteriors').
-Aggregation: TypeAlias = Literal["item mean", "posterior"]
+#: estimator returns ``(mean, sd)``, its interval is the credible interval, its comparison the posteriors');
+#: ``"ratio"``, a sum of the trials' values over a count of trials (a cost per solved trial).
+Aggregation: TypeAlias = Literal["item mean", "posterior", "ratio"]
 
 #: What a metric is computed from: ``"counts"``, each item's trials ``n`` and successes ``c``;
-#: ``"trial values"``, a value of each trial (a cost, a latency), which no layer reads yet.
+#: ``"trial values"``, a value of each trial (a cost, a latency), read from the trials' detail.
 Needs: TypeAlias = Literal["counts", "trial values"]
 
 #: The kinds of interval a metric may admit (:meth:`Metric.intervals`).
@@ -258,7 +266,7 @@ def register_metric(metric: Metric) -> Metric:
         problems.append(f"a metric with tau needs k and writes _tau in its name; got {metric.name!r}")
     if metric.per_item and metric.needs == "counts" and metric.credit is None:
         problems.append("a metric of counts aggregated as an item mean needs its credit")
-    if not metric.per_item and metric.function is None:
+    if metric.aggregation == "posterior" and metric.function is None:
         problems.append("a posterior metric needs its estimator function")
     if problems:
         raise EvaluationError(f"metric {metric.name!r} cannot be registered: " + "; ".join(problems))
@@ -298,18 +306,20 @@ def _lookup(name: str, per_item: bool) -> Metric:
     return found
 
 
-def resolve_metric(metric: MetricLike, *, per_item: bool = False) -> Metric:
+def resolve_metric(metric: MetricLike, *, per_item: bool = False, trial_values: bool = False) -> Metric:
     """The :class:`Metric` a name or alias (any case) means, or ``metric`` itself; an error otherwise.
 
     The error names the choices and the nearest known name.  ``per_item=True`` refuses a metric
-    without per-item values (``bayes``), for callers that need them.  Every layer of trialscore
-    reads per-item counts, so a metric that needs per-trial values is refused, saying so.
+    without per-item values (``bayes``), for callers that need them.  A metric that needs a value
+    of every trial is refused unless ``trial_values=True`` (a caller that reads trial detail),
+    saying where it is served.
     """
     found = metric if isinstance(metric, Metric) else _lookup(metric, per_item)
-    if found.needs != "counts":
+    if found.needs != "counts" and not trial_values:
         raise EvaluationError(
-            f"metric {found.name} needs a value of every trial ({found.summary}); trialscore's estimators, "
-            "intervals, comparisons and ranking read each item's counts of trials and successes only"
+            f"metric {found.name} needs a value of every trial ({found.summary}): the score, compare and "
+            "rank commands serve it from each trial's detail; this function reads each item's counts of "
+            "trials and successes only"
         )
     if per_item and not found.per_item:
         raise EvaluationError(
@@ -360,6 +370,14 @@ for _metric in (
     Metric(
         "bayes", "Bayes@N posterior mean for these items under a uniform prior", aliases=("bayes@n",),
         needs_k=False, aggregation="posterior", function="bayes",
+    ),
+    *(
+        Metric(
+            f"{quantity}-per-success", f"total {quantity} / solved trials ({unit}), item-clustered ratio",
+            aliases=(f"{quantity}_per_success",), needs_k=False, aggregation="ratio", needs="trial values",
+            higher_is_better=False,
+        )
+        for quantity, unit in (("cost", "USD"), ("latency", "s"), ("tokens", "tokens"), ("steps", "steps"))
     ),
 ):  # fmt: skip
     register_metric(_metric)

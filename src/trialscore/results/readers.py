@@ -70,7 +70,7 @@ _PLURAL = {_TARGET: "targets", "suite": "suites (tasks)", SCORER: "scorers"}
 #: TrialRecord fields that are not one value per trial, left out of a record source's rows.
 _NESTED = frozenset({"grader_results", "tokens", "output", "tool_calls"})
 #: Of those, the ones trial detail reads (as JSON text).
-_DETAIL = frozenset({"grader_results", "output", "tool_calls"})
+_DETAIL = frozenset({"grader_results", "output", "tokens", "tool_calls"})
 
 #: What ``detail`` asks for: every field of TRIAL_FIELDS (True), none (False: counts only), or these.
 Detail = bool | Collection[str]

@@ -16,6 +16,11 @@ when a record is built, so a record that exists is a record that makes sense:
 An errored trial is not a failed trial: the grouping step counts it separately
 and, by default, leaves it out of the pass-rate denominator.
 
+A trial of an agent may carry its trajectory (:mod:`trialscore.results.trajectory`):
+``tool_calls`` (the calls it made, in order), ``steps``, ``tokens`` (input and output, or a
+total) and ``cost_usd``.  Each is null when unknown, so records written before these fields
+existed read as they did.
+
 >>> record = TrialRecord(case_id="add-1", trial=0, target="gpt-x", passed=True, verdict="pass", score=1.0)
 >>> line = record.to_json_line()
 >>> TrialRecord.from_json_line(line) == record
@@ -32,34 +37,17 @@ import json
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, StrictBool, StrictInt, model_validator
+from pydantic import Field, StrictBool, StrictInt, field_validator, model_validator
 
 from trialscore.compat._scoring_records import GraderResult, JudgeGrade
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
+from trialscore.results.trajectory import TokenUsage, ToolCall, token_usage
 
-__all__ = ["GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"]
+__all__ = ["GraderResult", "JudgeGrade", "TokenUsage", "ToolCall", "TrialRecord", "Verdict", "verdict_of"]
 
 #: The four verdicts a trial can have.
 Verdict = Literal["pass", "fail", "borderline", "error"]
-
-
-class TokenUsage(RecordModel):
-    """Tokens one trial used: ``input`` (prompt) and ``output`` (completion), both >= 0.
-
-    >>> TokenUsage(input=120, output=30).total
-    150
-    """
-
-    model_config = record_config("Tokens one trial used (input = prompt, output = completion).")
-
-    input: StrictInt = Field(ge=0, description="Prompt (input) tokens.")
-    output: StrictInt = Field(ge=0, description="Completion (output) tokens.")
-
-    @property
-    def total(self) -> int:
-        """``input + output``."""
-        return self.input + self.output
 
 
 def verdict_of(passed: bool | None) -> Verdict:
@@ -103,13 +91,27 @@ class TrialRecord(RecordModel):
     grader_results: tuple[GraderResult, ...] = Field(default=(), description="Per-grader results.")
     cost_usd: float | None = Field(default=None, ge=0.0, description="Cost in US dollars; null = unknown.")
     latency_s: float | None = Field(default=None, ge=0.0, description="Wall-clock latency in seconds.")
-    tokens: TokenUsage | None = Field(default=None, description="Input and output tokens; null = unknown.")
+    tokens: TokenUsage | StrictInt | None = Field(
+        default=None, description="Tokens used: input and output, or a total; null = unknown."
+    )
     output: str | None = Field(
         default=None, description="What the target said (its output text); null if it gave none."
     )
     error: str | None = Field(default=None, description="Error message of an errored trial.")
     started_at: datetime | None = Field(default=None, description="When the trial started (ISO 8601).")
     seed: StrictInt | None = Field(default=None, description="Random seed of the trial, if any.")
+    tool_calls: tuple[ToolCall, ...] | None = Field(
+        default=None,
+        description="The tool calls the target made, in order (its trajectory); null = not recorded.",
+    )
+    steps: StrictInt | None = Field(
+        default=None, ge=0, description="Steps of the agent's loop (turns); null = unknown."
+    )
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _usage(cls, value: object) -> object:
+        return token_usage(value)
 
     @model_validator(mode="after")
     def _consistent(self) -> TrialRecord:
@@ -127,6 +129,8 @@ class TrialRecord(RecordModel):
             raise ValueError(f"verdict 'error' requires score=None; got score={self.score!r}")
         if self.error is not None and self.verdict != "error":
             raise ValueError(f"an error message requires verdict 'error'; got verdict={self.verdict!r}")
+        if isinstance(self.tokens, int) and self.tokens < 0:
+            raise ValueError(f"tokens must be >= 0; got tokens={self.tokens!r}")
         return self
 
     @property

@@ -92,8 +92,15 @@ class MetricSpec:
     k: int | None
     tau: float | None
 
-    def __init__(self, metric: MetricLike, k: int | None = None, tau: float | None = None) -> None:
-        object.__setattr__(self, "metric", resolve_metric(metric))
+    def __init__(
+        self,
+        metric: MetricLike,
+        k: int | None = None,
+        tau: float | None = None,
+        *,
+        trial_values: bool = False,
+    ) -> None:
+        object.__setattr__(self, "metric", resolve_metric(metric, trial_values=trial_values))
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "tau", tau)
 
@@ -107,8 +114,11 @@ class MetricSpec:
         return self.metric.label_for(self.k, self.tau)
 
 
-def metric_specs(metrics: Sequence[MetricLike], ks: Sequence[int], tau: float = 0.5) -> list[MetricSpec]:
-    """Expand metric names over the ``k`` values (k-free metrics once each).
+def metric_specs(
+    metrics: Sequence[MetricLike], ks: Sequence[int], tau: float = 0.5, *, trial_values: bool = False
+) -> list[MetricSpec]:
+    """Expand metric names over the ``k`` values (k-free metrics once each); ``trial_values=True`` admits
+    the metrics of trial values (``cost-per-success``: served from trial detail by the caller).
 
     >>> [spec.label for spec in metric_specs(["pass@k", "bayes", "g-pass@k_tau"], [1, 3])]
     ['pass@1', 'pass@3', 'bayes', 'g-pass@1_tau=0.5', 'g-pass@3_tau=0.5']
@@ -119,9 +129,9 @@ def metric_specs(metrics: Sequence[MetricLike], ks: Sequence[int], tau: float = 
     """
     specs: list[MetricSpec] = []
     for name in metrics:
-        metric = resolve_metric(name)
+        metric = resolve_metric(name, trial_values=trial_values)
         if not metric.needs_k:
-            specs.append(MetricSpec(metric))
+            specs.append(MetricSpec(metric, trial_values=trial_values))
             continue
         if not ks:
             raise EvaluationError(f"metric {str(name)!r} needs at least one k; got none")

@@ -27,15 +27,50 @@ target's reply text, with one line naming the field, the rule and the value when
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pydantic import Field, StrictFloat, StrictInt, StrictStr, field_validator
 
 from trialscore.errors import EvaluationError
 from trialscore.record_model import RecordModel, describe, record_config
-from trialscore.results.records import TokenUsage
 
-__all__ = ["ToolCall", "Trajectory"]
+__all__ = ["TokenUsage", "ToolCall", "Trajectory", "calls_text", "token_usage", "total_tokens"]
+
+
+class TokenUsage(RecordModel):
+    """Tokens one trial used: ``input`` (prompt) and ``output`` (completion), both >= 0.
+
+    >>> TokenUsage(input=120, output=30).total
+    150
+    """
+
+    model_config = record_config("Tokens one trial used (input = prompt, output = completion).")
+
+    input: StrictInt = Field(ge=0, description="Prompt (input) tokens.")
+    output: StrictInt = Field(ge=0, description="Completion (output) tokens.")
+
+    @property
+    def total(self) -> int:
+        """``input + output``."""
+        return self.input + self.output
+
+
+def token_usage(value: object) -> object:
+    """A ``tokens`` value as a field validator takes it: an object ``{input, output}`` is made a
+    :class:`TokenUsage` (its error named whole), a count (or None) is left to the field's rule."""
+    if isinstance(value, dict):
+        return TokenUsage(**value)
+    return value
+
+
+def total_tokens(tokens: TokenUsage | int | None) -> int | None:
+    """Tokens used in all: the total of a :class:`TokenUsage`, a count as it is, None (unknown) as None.
+
+    >>> total_tokens(TokenUsage(input=3, output=1)), total_tokens(7), total_tokens(None)
+    (4, 7, None)
+    """
+    return tokens.total if isinstance(tokens, TokenUsage) else tokens
 
 
 class ToolCall(RecordModel):
@@ -84,6 +119,11 @@ class Trajectory(RecordModel):
         default=None, ge=0, description="What the trial cost in USD; null if unknown."
     )
 
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _usage(cls, value: object) -> object:
+        return token_usage(value)
+
     @field_validator("tokens")
     @classmethod
     def _counted(cls, value: TokenUsage | int | None) -> TokenUsage | int | None:
@@ -94,7 +134,7 @@ class Trajectory(RecordModel):
     @property
     def total_tokens(self) -> int | None:
         """Tokens used in all (None: unknown)."""
-        return self.tokens.total if isinstance(self.tokens, TokenUsage) else self.tokens
+        return total_tokens(self.tokens)
 
     @classmethod
     def from_reply(cls, text: str) -> Trajectory:
@@ -121,3 +161,13 @@ line 1 column 1); got 'Paris'
                 f"the reply is not a trajectory: a JSON object with a 'tool_calls' list; got {describe(text)}"
             )
         return cls(**document)
+
+
+def calls_text(calls: Iterable[Mapping[str, Any]]) -> str:
+    """The JSON text of tool calls ``[{name, arguments, result}]``, each checked as a :class:`ToolCall`:
+    what a reader puts in a trial row's ``tool_calls`` column.
+
+    >>> calls_text([{"name": "search", "arguments": '{"q": "x"}'}])
+    '[{"name": "search", "arguments": {"q": "x"}, "result": null}]'
+    """
+    return json.dumps([ToolCall(**dict(call)).to_dict() for call in calls])

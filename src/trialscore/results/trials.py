@@ -32,9 +32,11 @@ import duckdb
 import numpy as np
 from numpy.typing import NDArray
 
+from trialscore._validate import describe
 from trialscore.errors import EvaluationError
 from trialscore.results._columns import Columns, fetch, floats, integers, strings
 from trialscore.results.tally import Role, Scan, any_bad, group_value, quote_identifier
+from trialscore.results.trajectory import ToolCall
 
 __all__ = [
     "DRAWER_FIELDS",
@@ -70,11 +72,13 @@ TRIAL_FIELDS: Mapping[str, tuple[str, ...]] = {
     "started_at": ("started_at",),
     "run_id": ("run_id",),
     "suite": ("suite",),
+    "tokens": ("tokens", "total_tokens"),
+    "steps": ("steps",),
     "tool_calls": ("tool_calls",),
 }
 #: The fields that make trial detail (what a case drawer shows): an input with one of them has detail.
 DRAWER_FIELDS = frozenset({"score", "cost", "latency", "output", "error", "graders"})
-_NUMBERS = ("score", "cost", "latency")
+_NUMBERS = ("score", "cost", "latency", "tokens", "steps")
 #: The fields kept as lists of texts.
 _LISTS = ("output", "error", "started_at", "target", "category", "run_id", "suite", "tool_calls")
 _CUT = ("output", "error")
@@ -108,8 +112,10 @@ class TrialColumns:
 
     Row ``r``'s trials are at positions ``starts[r]`` to ``starts[r + 1]``, in trial order (input
     order where the input numbers no trial; ``trial`` is then the position among the row's trials).
-    ``score``, ``cost`` and ``latency`` are ``float64`` (NaN: unknown); the other fields are lists
-    (None: unknown); ``fields`` are the fields the input had.
+    ``score``, ``cost``, ``latency``, ``tokens`` (a total: input and output) and ``steps`` are
+    ``float64`` (NaN: unknown); the other fields are lists (None: unknown), ``tool_calls`` the
+    JSON text of each trial's calls (:meth:`calls` reads them); ``fields`` are the fields the
+    input had.
     """
 
     starts: NDArray[np.int64]
@@ -128,8 +134,22 @@ class TrialColumns:
     category: list[str | None]
     run_id: list[str | None]
     suite: list[str | None]
+    tokens: NDArray[np.float64]
+    steps: NDArray[np.float64]
     tool_calls: list[str | None]
-    """Each trial's tool calls as the JSON text of its ``tool_calls`` list (None: none recorded)."""
+
+    def calls(self, index: int) -> tuple[ToolCall, ...] | None:
+        """Trial ``index``'s tool calls (None: not recorded); JSON that is not a list of calls is an error."""
+        text = self.tool_calls[index]
+        if text is None:
+            return None
+        try:
+            value = json.loads(text)
+            if not isinstance(value, list) or not all(isinstance(call, dict) for call in value):
+                raise EvaluationError(f"tool_calls must be a list of call objects; got {describe(value)}")
+            return tuple(ToolCall(**call) for call in value)
+        except (ValueError, RecursionError) as exc:
+            raise EvaluationError(f"trial {self.trial[index]}: tool_calls: {exc}") from exc
 
     @property
     def detailed(self) -> bool:
@@ -172,6 +192,8 @@ class TrialColumns:
             score=self.score[picked],
             cost=self.cost[picked],
             latency=self.latency[picked],
+            tokens=self.tokens[picked],
+            steps=self.steps[picked],
             **lists,
         )
 
@@ -225,6 +247,24 @@ def _number_sql(column: str, type_name: str) -> str:
     return f"TRY_CAST({name} AS DOUBLE)"
 
 
+def _tokens_sql(column: str, type_name: str) -> str:
+    """SQL: tokens used as a DOUBLE: a count, or the sum of an object's ``input`` and ``output`` (the
+    trial record's :class:`~trialscore.results.trajectory.TokenUsage`), NULL for anything else."""
+    upper = type_name.upper()
+    if upper.startswith("STRUCT") and "INPUT" in upper and "OUTPUT" in upper:
+        name = quote_identifier(column)
+        return f"TRY_CAST(struct_extract({name}, 'input') + struct_extract({name}, 'output') AS DOUBLE)"
+    if upper not in ("VARCHAR", "JSON"):
+        return _number_sql(column, type_name)
+    text = f"trim({_text_sql(column, type_name)})"
+    part = "TRY_CAST(json_extract_string({0}, '$.{1}') AS DOUBLE)"
+    summed = f"{part.format(text, 'input')} + {part.format(text, 'output')}"
+    return (
+        f"coalesce(TRY_CAST({text} AS DOUBLE), "
+        f"CASE WHEN json_valid({text}) AND starts_with({text}, '{{') THEN {summed} END)"
+    )
+
+
 def trial_sql(
     scan: Scan, roles: Mapping[str, tuple[str, Role]], found: Mapping[str, tuple[str, str]], skip: bool
 ) -> str:
@@ -246,7 +286,9 @@ def trial_sql(
         f"coalesce({any_bad(roles, grouped=True) if skip else 'false'}, false) AS bad",
     ]
     for name, (column, type_name) in found.items():
-        if name in _NUMBERS:
+        if name == "tokens":
+            selected.append(f"{_tokens_sql(column, type_name)} AS {name}")
+        elif name in _NUMBERS:
             selected.append(f"{_number_sql(column, type_name)} AS {name}")
         elif name in _CUT:
             text = _text_sql(column, type_name)
@@ -460,5 +502,7 @@ def _columns(
         category=texts("category"),
         run_id=texts("run_id"),
         suite=texts("suite"),
+        tokens=_finite(table["tokens"]) if "tokens" in table else np.full(size, np.nan),
+        steps=_finite(table["steps"]) if "steps" in table else np.full(size, np.nan),
         tool_calls=texts("tool_calls"),
     )

@@ -10,11 +10,14 @@ wherever it runs (in the run's own process, a worker process, a Ray actor):
   with verdict ``error`` and its message (an errored trial is never a failed one).
 * **Verdict.** The graders' results make the trial's score and verdict
   (:func:`~trialscore.runner.grading.trial_outcome`); the cost is the target's and the judges'.
+  A grader that reads the reply whole (``grade_reply``: the ``tool_calls`` grader) is given it,
+  and the record keeps the reply's trajectory (``tool_calls``, ``steps``, ``tokens``).
 * **Secrets.** Every API key the targets know is redacted from the error and output text.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -22,9 +25,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
 
-from trialscore.results.records import TrialRecord
+from trialscore.results.records import ToolCall, TrialRecord
 from trialscore.runner.adaptive import Unit
-from trialscore.runner.graders import Grader, GraderError, build_grader
+from trialscore.runner.graders import Grade, Grader, GraderError, build_grader
 from trialscore.runner.grading import trial_outcome
 from trialscore.runner.redact import redact
 from trialscore.runner.retry import RetryPolicy, call_with_retries
@@ -78,7 +81,7 @@ class Execution:
         return await call_with_retries(self.targets[name], request, self.cases[request.case.id].policy)
 
     def redacted(self, record: TrialRecord) -> TrialRecord:
-        """The record without any secret the run knows, in its error or output text."""
+        """The record without any secret the run knows, in its error or output text or its tool calls."""
         update: dict[str, Any] = {}
         if record.error is not None:
             update["error"] = redact(record.error, self.secrets)
@@ -86,6 +89,11 @@ class Execution:
             output = redact(record.output, self.secrets, headers=False)
             if output != record.output:
                 update["output"] = output
+        if record.tool_calls and self.secrets:
+            calls = json.dumps([call.to_dict() for call in record.tool_calls])
+            hidden = redact(calls, self.secrets, headers=False)
+            if hidden != calls:
+                update["tool_calls"] = tuple(ToolCall(**call) for call in json.loads(hidden))
         return record.model_copy(update=update) if update else record
 
     def _fields(self, unit: Unit, started: datetime) -> dict[str, Any]:
@@ -117,21 +125,22 @@ class Execution:
         request = TrialRequest(case.spec, unit.trial, common["seed"], case.spec.text)
         clock = time.perf_counter()
         costs: list[float | None] = []
-        output = None
+        said: dict[str, Any] = {}  # what the target replied, kept whatever the graders make of it
         try:
             reply = await call_with_retries(self.targets[unit.target], request, case.policy)
             latency = time.perf_counter() - clock
-            output = reply.output
+            said = {"output": reply.output, "tokens": reply.tokens, "tool_calls": reply.tool_calls}
+            said["steps"] = reply.steps
             costs.append(reply.cost_usd)
-            grades = [await grader(output, request) for grader in case.graders]
+            grades = [await _grade(grader, reply, request) for grader in case.graders]
         except (TargetError, GraderError) as exc:
             cost = None if not costs or None in costs else math.fsum(costs)  # type: ignore[arg-type]
             latency = time.perf_counter() - clock
             return TrialRecord(
                 **common,
+                **said,
                 passed=None,
                 verdict="error",
-                output=output,
                 error=str(exc),
                 cost_usd=cost,
                 latency_s=latency,
@@ -145,8 +154,13 @@ class Execution:
             score=outcome.score,
             verdict=outcome.verdict,
             grader_results=results,
-            output=output,
             cost_usd=None if None in costs else math.fsum(costs),  # type: ignore[arg-type]
             latency_s=latency,
-            tokens=reply.tokens,
+            **said,
         )
+
+
+async def _grade(grader: Grader, reply: TargetReply, request: TrialRequest) -> Grade:
+    """One grader's grade of the reply: the whole reply to a grader that reads it, else its output text."""
+    whole = getattr(grader, "grade_reply", None)
+    return await (whole(reply, request) if whole is not None else grader(reply.output, request))

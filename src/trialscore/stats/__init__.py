@@ -117,6 +117,7 @@ if TYPE_CHECKING:
         trials_needed,
     )
     from trialscore.stats.ppi import ppi_interval, ppi_paired_interval
+    from trialscore.stats.ratio_compare import PairedRatio, compare_per_success, paired_ratio
     from trialscore.stats.variance import (
         ClusteredStandardError,
         VarianceDecomposition,
@@ -144,6 +145,7 @@ __all__ = [
     "NonInferiority",
     "NonInferiorityPlan",
     "PairKappa",
+    "PairedRatio",
     "PassHatK",
     "PerSuccess",
     "SampleSizePlan",
@@ -160,6 +162,7 @@ __all__ = [
     "compare_bayes",
     "compare_clustered",
     "compare_paired",
+    "compare_per_success",
     "compare_unpaired",
     "cost_non_inferiority",
     "cost_success_front",
@@ -177,6 +180,7 @@ __all__ = [
     "minimum_detectable_effect",
     "non_inferiority",
     "normal_quantile",
+    "paired_ratio",
     "pass_hat_k_stated",
     "per_success",
     "plan_judge_budget",
@@ -231,6 +235,9 @@ _HOMES = {
     "NonInferiority": "noninferiority",
     "NonInferiorityPlan": "noninferiority",
     "cost_non_inferiority": "noninferiority",
+    "PairedRatio": "ratio_compare",
+    "compare_per_success": "ratio_compare",
+    "paired_ratio": "ratio_compare",
     "non_inferiority": "noninferiority",
     "plan_non_inferiority": "noninferiority",
     "PerSuccess": "effort",

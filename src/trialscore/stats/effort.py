@@ -349,7 +349,7 @@ def per_success(
     used = totals.trials > 0
     if not used.any():
         raise InsufficientDataError(
-            f"no trial has a known {name}; {plural(totals.unknown_trials, 'trial')} unknown",
+            f"no trial has a known {name} value; {plural(totals.unknown_trials, 'trial')} unknown",
             unit="trials", needed=1, got=0,
         )  # fmt: skip
     denominator = (totals.successes if per == "success" else totals.trials)[used].astype(np.float64)

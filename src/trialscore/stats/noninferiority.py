@@ -47,19 +47,18 @@ import math
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore._words import plural
 from trialscore.core._kernels import Tau
-from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats._pairing import Run
 from trialscore.stats.compare import Comparison, compare_paired
-from trialscore.stats.effort import ItemTotals, log_ratio_variance, ratio_method, success_floor
+from trialscore.stats.effort import ItemTotals
 from trialscore.stats.intervals import Interval
 from trialscore.stats.plan import _from_pass_rate
+from trialscore.stats.ratio_compare import paired_ratio
 
 __all__ = [
     "NonInferiority",
@@ -102,7 +101,7 @@ class NonInferiority(Record):
         return self.verdict == "non-inferior"
 
     def __str__(self) -> str:
-        name = "ratio" if self.metric == "cost per success" else "delta"
+        name = "ratio" if self.metric.endswith("per success") else "delta"
         return (
             f"{self.verdict}: {self.metric} {name} {self.estimate:.4g} "
             f"[{self.interval.low:.4g}, {self.interval.high:.4g}] vs margin line {self.bound:.4g} "
@@ -198,29 +197,16 @@ def non_inferiority(
     )
 
 
-def _shared(
-    baseline: ItemTotals, candidate: ItemTotals
-) -> tuple[np.ndarray, np.ndarray, tuple[Hashable, ...]]:
-    """Rows of the items both runs hold with a known cost, and the ids only one of them holds."""
-    where = {key: row for row, key in enumerate(candidate.ids) if candidate.trials[row] > 0}
-    pairs = [
-        (row, where[key]) for row, key in enumerate(baseline.ids) if baseline.trials[row] > 0 and key in where
-    ]
-    common = {baseline.ids[row] for row, _ in pairs}
-    alone = tuple(key for key in dict.fromkeys((*baseline.ids, *candidate.ids)) if key not in common)
-    rows = np.array(pairs, dtype=np.int64).reshape(-1, 2)
-    return rows[:, 0], rows[:, 1], alone
-
-
 def cost_non_inferiority(
-    baseline: ItemTotals, candidate: ItemTotals, margin: float, *, alpha: float = 0.05
+    baseline: ItemTotals, candidate: ItemTotals, margin: float, *, alpha: float = 0.05, quantity: str = "cost"
 ) -> NonInferiority:
     """Is the candidate no more expensive per success than the baseline, by more than ``margin`` (relative)?
 
     ``baseline`` and ``candidate`` are :func:`~trialscore.stats.effort.item_totals` of the two
     runs (trials of unknown cost already left out and counted there); items are paired by id.
     ``margin=0.1`` allows the candidate 10% more cost per success.  Rule and interval in the
-    module docstring.
+    module docstring (:func:`~trialscore.stats.ratio_compare.paired_ratio`); ``quantity`` names
+    what the totals add up (``"latency"``, ``"tokens"``, ``"steps"``: no slower, no wordier).
 
     >>> from trialscore.stats.effort import item_totals
     >>> items = [i // 2 for i in range(40)]
@@ -232,43 +218,11 @@ def cost_non_inferiority(
     """
     margin = _check_margin(margin)
     alpha = _check_alpha(alpha)
-    rows_a, rows_b, alone = _shared(baseline, candidate)
-    items = int(rows_a.size)
-    if items < 2:
-        raise InsufficientDataError(
-            f"baseline and candidate must share at least 2 items with a known cost; got {items}",
-            unit="items", needed=2, got=items,
-        )  # fmt: skip
-    runs = []
-    for totals, rows, name in ((baseline, rows_a, "baseline"), (candidate, rows_b, "candidate")):
-        successes = totals.successes[rows]
-        if successes.sum() == 0:
-            raise InsufficientDataError(
-                f"{name} has no solved trial on the shared items: its cost per success is unbounded",
-                unit="successes", needed=1, got=0,
-            )  # fmt: skip
-        runs.append(
-            (totals.total[rows], successes.astype(np.float64), success_floor(successes, totals.trials[rows]))
-        )
-    (cost_a, solved_a, floor_a), (cost_b, solved_b, floor_b) = runs
-    spread, how = log_ratio_variance((cost_b, solved_b, 1.0), (cost_a, solved_a, -1.0))
-    variance = max(spread, floor_a + floor_b)
-    ratio = (cost_b.sum() / solved_b.sum()) / (cost_a.sum() / solved_a.sum())
-    half = float(_scipy.stdtrit(items - 1, 1 - alpha)) * math.sqrt(variance)
-    method = ratio_method(how, spread < variance, paired=True)
-    interval = Interval(
-        float(ratio), float(ratio * math.exp(-half)), float(ratio * math.exp(half)), 1 - 2 * alpha, method,
-        items, float(ratio * math.sqrt(variance)),
-    )  # fmt: skip
+    paired = paired_ratio(baseline, candidate, 1 - 2 * alpha, quantity)
+    interval, ratio, method = paired.interval, paired.ratio, paired.interval.method
     bound = 1 + margin
-    notes = []
-    if alone:
-        notes.append(f"{plural(len(alone), 'item')} held (with a known cost) by only one run: left out")
-    unknown = baseline.unknown_trials + candidate.unknown_trials
-    if unknown:
-        notes.append(f"{plural(unknown, 'trial')} of unknown cost left out (never taken as free)")
     return NonInferiority(
-        metric="cost per success",
+        metric=f"{paired.quantity} per success",
         margin=margin,
         bound=bound,
         estimate=float(ratio),
@@ -277,12 +231,12 @@ def cost_non_inferiority(
         verdict=_read(interval, bound, higher_is_better=False),
         rule=(
             f"non-inferior (no more expensive) if the upper end of the {1 - 2 * alpha:.0%} interval of "
-            f"candidate / baseline cost per success is below {bound:g}, inferior if its lower end is above "
-            f"{bound:g}, else inconclusive"
+            f"candidate / baseline {paired.quantity} per success is below {bound:g}, inferior if its lower "
+            f"end is above {bound:g}, else inconclusive"
         ),
         test=f"one-sided test of H0: ratio >= {bound:g} at level {alpha:g} ({method})",
-        paired_items=items,
-        notes=tuple(notes),
+        paired_items=paired.paired_items,
+        notes=paired.notes,
     )
 
 

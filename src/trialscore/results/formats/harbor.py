@@ -41,6 +41,16 @@ folder of job folders.  Each trial result is one trial row:
 * a trial with neither ``finished_at`` nor an exception is still running: it is
   not a trial, and a note counts it.
 
+With trial detail, ``tokens`` (``n_input_tokens`` + ``n_output_tokens``) and ``cost_usd`` come
+from the trial's ``agent_result``, and the trajectory from the ATIF file Harbor's agents write
+beside the result, ``<trial>/agent/trajectory.json`` (``Trajectory``: ``steps`` of source
+``system``, ``user`` or ``agent``): the tool calls are those of the agent's steps
+(``function_name``, ``arguments``), each with the ``content`` of the observation result whose
+``source_call_id`` is its ``tool_call_id`` as its ``result``; ``steps`` is the number of agent
+steps; tokens and cost fall back on its ``final_metrics`` (``total_prompt_tokens`` +
+``total_completion_tokens``, ``total_cost_usd``).  A trial without the file has its tool calls
+and steps unknown.
+
 >>> target("terminus-2", {"name": "gpt-5", "provider": "openai"}), target("oracle", None)
 ('terminus-2 (openai/gpt-5)', 'oracle')
 """
@@ -55,6 +65,7 @@ from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
+from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -99,6 +110,8 @@ _RESULT = "result.json"
 #: Keys every ``TrialResult`` has had, whatever its ``schema_version`` and key order.
 _TRIAL_KEYS = frozenset({"task_name", "trial_name"})
 _COLUMNS = ("case_id", "trial", "passed", "score", "target", "agent", "model", "dataset", "exception")
+#: The trajectory columns read with trial detail.
+_EFFORT = ("tool_calls", "steps", "tokens", "cost_usd")
 
 
 def model(model_info: object) -> str | None:
@@ -244,8 +257,63 @@ def _trial(result: object, where: str) -> dict[str, str | None] | None:
     }
 
 
-def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTable, int]:
-    """Trial rows of Harbor trial results, and how many trials were still running (not trials)."""
+def _sum(*parts: object) -> str | None:
+    """The sum of counts as text, None unless every part is a whole number."""
+    if not all(isinstance(part, int) and not isinstance(part, bool) for part in parts):
+        return None
+    return text_value(sum(parts))  # type: ignore[arg-type]
+
+
+def _atif(path: Path) -> tuple[str | None, str | None, str | None, str | None]:
+    """(tool_calls as JSON text, steps, tokens, cost) of an ATIF trajectory file; all None without it."""
+    if not path.is_file():
+        return None, None, None, None
+    trajectory = load_json(path)
+    steps = trajectory.get("steps") if isinstance(trajectory, dict) else None
+    if not isinstance(steps, list):
+        raise EvaluationError(f"{path}: field 'steps' must be a list of steps; got {steps!r:.60}")
+    agent = [step for step in steps if isinstance(step, dict) and step.get("source") == "agent"]
+    results: dict[object, object] = {}
+    for step in steps:
+        observation = step.get("observation") if isinstance(step, dict) else None
+        for result in (observation or {}).get("results") or () if isinstance(observation, dict) else ():
+            if isinstance(result, dict) and result.get("source_call_id") is not None:
+                results[result["source_call_id"]] = result.get("content")
+    made = [
+        {"name": call.get("function_name"), "arguments": call.get("arguments"),
+         "result": results.get(call.get("tool_call_id"))}
+        for step in agent for call in step.get("tool_calls") or () if isinstance(call, dict)
+    ]  # fmt: skip
+    try:
+        calls = calls_text(made)
+    except EvaluationError as exc:
+        raise EvaluationError(f"{path}: {exc}") from exc
+    final = trajectory.get("final_metrics") if isinstance(trajectory, dict) else None
+    final = final if isinstance(final, dict) else {}
+    tokens = _sum(final.get("total_prompt_tokens"), final.get("total_completion_tokens"))
+    return calls, str(len(agent)), tokens, text_value(final.get("total_cost_usd"))
+
+
+def _effort(result: dict[str, Any], file: Path) -> dict[str, str | None]:
+    """One trial's trajectory columns: its agent result's tokens and cost, its ATIF trajectory's calls."""
+    calls, steps, tokens, cost = _atif(file.parent / "agent" / "trajectory.json")
+    agent = result.get("agent_result")
+    agent = agent if isinstance(agent, dict) else {}
+    own_tokens = _sum(agent.get("n_input_tokens"), agent.get("n_output_tokens"))
+    own_cost = agent.get("cost_usd")
+    return {
+        "tool_calls": calls,
+        "steps": steps,
+        "tokens": own_tokens if own_tokens is not None else tokens,
+        "cost_usd": text_value(own_cost) if own_cost is not None else cost,
+    }
+
+
+def harbor_table(
+    files: list[Path], skip_invalid: bool = False, detail: bool = False
+) -> tuple[LongTable, int]:
+    """Trial rows of Harbor trial results, and how many trials were still running (not trials); with
+    ``detail``, each trial's trajectory columns too."""
     rows: list[tuple[dict[str, str | None], str]] = []
     running = 0
     skips = Skips(skip_invalid, "trial results")
@@ -253,6 +321,8 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
         try:
             result = load_json(file)
             row = _trial(result, str(file))
+            if row is not None and detail:
+                row.update(_effort(result, file))  # type: ignore[arg-type]
         except EvaluationError as exc:
             skips.note(None, exc)  # the message names the file
             continue
@@ -268,12 +338,13 @@ def harbor_table(files: list[Path], skip_invalid: bool = False) -> tuple[LongTab
         )
     )
     seen: dict[tuple[str | None, str | None], int] = {}
-    columns: dict[str, list[str | None]] = {name: [] for name in _COLUMNS}
+    names = _COLUMNS + (_EFFORT if detail else ())
+    columns: dict[str, list[str | None]] = {name: [] for name in names}
     for row, _ in rows:
         key = (row["target"], row["case_id"])
         row["trial"] = str(seen.get(key, 0))
         seen[key] = seen.get(key, 0) + 1
-        for name in _COLUMNS:
+        for name in names:
             columns[name].append(row[name])
     return LongTable(columns, tuple(where for _, where in rows), skips.count, skips.first), running
 
@@ -283,7 +354,7 @@ def read(path: Path, sink: TrialSink) -> None:
     files = trial_files(path)
     if not files:
         raise EvaluationError(f"{path}: the folder holds no Harbor trial result (<trial>/result.json)")
-    table, running = harbor_table(files, sink.skip_invalid)
+    table, running = harbor_table(files, sink.skip_invalid, sink.detail)
     sink.scan_table(str(path), table)
     if running:
         still = "is still" if running == 1 else "are still"

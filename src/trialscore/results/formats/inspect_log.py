@@ -15,6 +15,13 @@ Each (sample, epoch, scorer) becomes one trial row:
   number and ``passed`` is true exactly when it is 1 (full credit);
 * a sample that errored, or lacks a scorer's score, is an errored trial.
 
+With trial detail the samples themselves are read (then, and only then): the ``tool`` events are
+the trial's tool calls (``function``, ``arguments``, ``result``), in order, ``steps`` counts the
+``model`` events (the model calls), ``tokens`` is input + output over the sample's
+``model_usage`` and ``cost_usd`` their ``total_cost`` (when every model's is known);
+``latency_s`` is the summary's ``total_time``.  The samples' members of an ``.eval``
+zip are then size-checked as the others are.
+
 A list or dict score value has no pass/fail reading and is reported as invalid.
 Several scorers are several judgements of the same trials: the reader that counts them keeps
 them apart (see :func:`trialscore.results.readers.read_counts`), and an eval set's tasks are
@@ -34,7 +41,7 @@ An ``.eval`` file is a zip, read by parts: its header by inspect_ai (``header.js
 sample summaries (``summaries.json``, or ``_journal/summaries/N.json`` of a log still being
 written) streamed one summary at a time, keeping only each one's id, epoch, scores and error (last
 entry wins for a repeated (id, epoch), as inspect_ai's readers do); the ``samples/`` transcripts
-are never opened.  So a log of 200,000 samples and 1 GB is read in bounded memory
+are never opened (but with trial detail).  So a log of 200,000 samples and 1 GB is read in bounded memory
 (``benchmarks/scale.py`` measures it).  The header member is checked to inflate to at most
 :data:`MAX_MEMBER_BYTES`, and every member read to at most
 :data:`~trialscore.results.formats._text.MAX_ZIP_RATIO` times its compressed size (a zip bomb is an
@@ -65,6 +72,7 @@ from trialscore.results.formats._text import (
     tree_files,
 )
 from trialscore.results.tally import LongTable, text_value
+from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -116,15 +124,16 @@ def read(path: Path, sink: TrialSink) -> None:
     if not logs:
         raise EvaluationError(f"{path}: the folder holds no inspect_ai log (.eval, or .json eval log)")
     for log in logs:
-        table, partial = _log_table(log, sink.watch.update)
+        table, partial = _log_table(log, sink.watch.update, sink.detail)
         sink.scan_table(str(log), table)
         if partial is not None:
             sink.partial(partial)
 
 
-def _check_size(path: Path) -> None:
+def _check_size(path: Path, samples: bool = False) -> None:
     """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
-    is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so)."""
+    is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so); ``samples``:
+    the transcripts are read too (trial detail), so they are checked as the header is."""
     if head_bytes(path, len(_ZIP)) != _ZIP:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
@@ -138,7 +147,7 @@ def _check_size(path: Path) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             for info in archive.infolist():
-                if info.filename.startswith("samples/"):
+                if info.filename.startswith("samples/") and not samples:
                     continue
                 if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
                     check_zip_member(path, info, 2**62)
@@ -160,12 +169,14 @@ _JOURNAL = "_journal/summaries/"
 
 @dataclass(frozen=True)
 class _Summary:
-    """What scoring needs of one sample summary: its id, epoch, error and scores' values."""
+    """What scoring needs of one sample summary: its id, epoch, error and scores' values (and its
+    ``total_time``, the trial's latency)."""
 
     id: str
     epoch: int
     error: object
     scores: dict[str, Any]
+    total_time: float | None = None
 
 
 def _streamed(path: Path, progress: Callable[[float], None], planned: int) -> list[_Summary]:
@@ -190,14 +201,23 @@ def _streamed(path: Path, progress: Callable[[float], None], planned: int) -> li
                         )
                     scores = item.get("scores") or {}
                     values = {name: (score or {}).get("value") for name, score in scores.items()}
-                    summary = _Summary(str(item["id"]), item["epoch"], item.get("error"), values)
+                    time = item.get("total_time")
+                    summary = _Summary(
+                        str(item["id"]),
+                        item["epoch"],
+                        item.get("error"),
+                        values,
+                        float(time) if isinstance(time, (int, float)) else None,
+                    )
                     found[(summary.id, summary.epoch)] = summary
                     if index % 4096 == 0 and planned:
                         progress(len(found) / planned)
     return list(found.values())
 
 
-def _load(path: Path, progress: Callable[[float], None]) -> tuple[Any, list[Any], Callable[[Any], float]]:
+def _load(
+    path: Path, progress: Callable[[float], None], transcripts: bool = False
+) -> tuple[Any, list[Any], Callable[[Any], float]]:
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
@@ -205,14 +225,20 @@ def _load(path: Path, progress: Callable[[float], None]) -> tuple[Any, list[Any]
         raise EvaluationError(
             f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
         ) from exc
-    _check_size(path)
+    _check_size(path, transcripts)
     try:
         header = read_eval_log(str(path), header_only=True)
         if head_bytes(path, len(_ZIP)) == _ZIP:
             samples: list[Any] = _streamed(path, progress, _planned(header))
         else:
             samples = [
-                _Summary(str(s.id), s.epoch, s.error, {k: v.value for k, v in (s.scores or {}).items()})
+                _Summary(
+                    str(s.id),
+                    s.epoch,
+                    s.error,
+                    {k: v.value for k, v in (s.scores or {}).items()},
+                    s.total_time,
+                )
                 for s in read_eval_log_sample_summaries(str(path))
             ]
     except EvaluationError:
@@ -241,15 +267,56 @@ def _partial(path: Path, header: Any, logged: int) -> PartialRun | None:
     return PartialRun(str(path), str(header.status), planned=_planned(header), logged=logged)
 
 
+def _usage(sample: Any) -> tuple[str | None, str | None]:
+    """(tokens, cost) of one sample's ``model_usage`` (None where unknown)."""
+    usage = list((sample.model_usage or {}).values())
+    if not usage:
+        return None, None
+    tokens = sum(use.input_tokens + use.output_tokens for use in usage)
+    costs = [use.total_cost for use in usage]
+    return text_value(tokens), None if None in costs else text_value(sum(costs))
+
+
+def _result(value: Any) -> Any:
+    """A tool event's result as JSON (text stays text)."""
+    from pydantic_core import to_jsonable_python
+
+    return value if isinstance(value, str) else to_jsonable_python(value, fallback=str)
+
+
+def _trajectories(path: Path) -> dict[tuple[str, int], tuple[str | None, ...]]:
+    """(sample id, epoch) -> (tool calls as JSON text, steps, tokens, cost) from the log's samples."""
+    from inspect_ai.log import read_eval_log_samples
+
+    out: dict[tuple[str, int], tuple[str | None, ...]] = {}
+    try:
+        for sample in read_eval_log_samples(str(path), all_samples_required=False):
+            events = sample.events or []
+            calls = [
+                {"name": event.function, "arguments": event.arguments, "result": _result(event.result)}
+                for event in events
+                if event.event == "tool"
+            ]
+            steps = sum(event.event == "model" for event in events)
+            out[(str(sample.id), sample.epoch)] = (calls_text(calls), str(steps), *_usage(sample))
+    except EvaluationError as exc:
+        raise EvaluationError(f"{path}: a tool event: {exc}") from exc
+    except Exception as exc:  # inspect_ai raises its own and pydantic errors for bad logs
+        raise EvaluationError(f"{path}: cannot read an inspect_ai eval log's samples: {exc}") from exc
+    return out
+
+
 def _log_table(
-    path: Path, progress: Callable[[float], None] = lambda done: None
+    path: Path, progress: Callable[[float], None] = lambda done: None, detail: bool = False
 ) -> tuple[LongTable, PartialRun | None]:
-    """Trial rows of one inspect_ai log file, and the log as a partial run when it did not finish."""
-    header, samples, to_float = _load(path, progress)
+    """Trial rows of one inspect_ai log file (with ``detail``, each trial's trajectory too), and the log
+    as a partial run when it did not finish."""
+    header, samples, to_float = _load(path, progress, detail)
+    trajectories = _trajectories(path) if detail else {}
     scorers = sorted({name for sample in samples for name in sample.scores})
-    columns: dict[str, list[str | None]] = {
-        name: [] for name in ("case_id", "trial", "target", "suite", "run_id", "scorer", "passed", "score")
-    }
+    names: tuple[str, ...] = ("case_id", "trial", "target", "suite", "run_id", "scorer", "passed", "score")
+    names += ("tool_calls", "steps", "tokens", "cost_usd", "latency_s") if detail else ()
+    columns: dict[str, list[str | None]] = {name: [] for name in names}
     where: list[str] = []
     for sample in samples:
         scores = sample.scores
@@ -270,6 +337,11 @@ def _log_table(
             columns["scorer"].append(scorer)
             columns["passed"].append(passed)
             columns["score"].append(text_value(value))
+            if detail:
+                known = trajectories.get((sample.id, sample.epoch), (None,) * 4)
+                effort = (*known, text_value(sample.total_time))
+                for name, text in zip(names[8:], effort, strict=True):
+                    columns[name].append(text)
             where.append(
                 f"sample {sample.id!r} epoch {sample.epoch}" + (f" scorer {scorer!r}" if scorer else "")
             )

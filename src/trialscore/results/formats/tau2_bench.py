@@ -27,6 +27,14 @@ Each simulation is one trial row:
 The "dir" layout (``results.json`` without ``simulations``, one file per
 simulation in ``simulations/`` beside it) is read too: pass the folder or its
 ``results.json``.
+
+With trial detail each simulation's trajectory is read from its ``messages``: the agent's tool
+calls are the ``tool_calls`` of its ``assistant`` messages (``name``, ``arguments``), each with
+the ``content`` of the ``tool`` message of the same ``id`` as its ``result`` (the user
+simulator's own tool calls, in ``user`` messages, are not the agent's); ``steps`` is the number
+of assistant messages; ``tokens`` the sum of their ``usage`` (``prompt_tokens`` +
+``completion_tokens``; unknown if one lacks it); ``cost`` is ``agent_cost`` (the agent's, not the
+user simulator's ``user_cost``) and ``latency`` the simulation's ``duration``.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import TYPE_CHECKING
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
+from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -77,7 +86,7 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path, sink: TrialSink) -> None:
     """Add every simulation to ``sink``; a bad simulation raises (or is skipped and counted)."""
-    sink.scan_table(str(path), tau2_table(path, sink.skip_invalid))
+    sink.scan_table(str(path), tau2_table(path, sink.skip_invalid, sink.detail))
 
 
 def _load(path: Path) -> object:
@@ -125,8 +134,51 @@ def _trial_row(simulation: object) -> tuple[str, str, str | None, str | None]:
     return str(task_id), str(trial), "true" if abs(reward - 1.0) <= _TOLERANCE else "false", reason
 
 
-def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
-    """Trial rows of a tau2-bench results file (or dir-layout folder)."""
+def _usage(message: dict[str, object]) -> float | None:
+    usage = message.get("usage")
+    if not isinstance(usage, dict):
+        return None
+    parts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    if not all(isinstance(part, int) and not isinstance(part, bool) for part in parts):
+        return None
+    return float(sum(parts))  # type: ignore[arg-type]
+
+
+def _trajectory(simulation: dict[str, object]) -> dict[str, str | None]:
+    """The trajectory columns of one simulation (tool_calls as JSON text, steps, tokens, cost, latency)."""
+    messages = simulation.get("messages")
+    out: dict[str, str | None] = {
+        "tool_calls": None,
+        "steps": None,
+        "tokens": None,
+        "cost_usd": text_value(simulation.get("agent_cost")),
+        "latency_s": text_value(simulation.get("duration")),
+    }
+    if not isinstance(messages, list):
+        return out
+    listed = [message for message in messages if isinstance(message, dict)]
+    results = {
+        message.get("id"): message.get("content") for message in listed if message.get("role") == "tool"
+    }
+    assistant = [message for message in listed if message.get("role") == "assistant"]
+    made = [
+        {"name": call.get("name"), "arguments": call.get("arguments"), "result": results.get(call.get("id"))}
+        for message in assistant
+        for call in message.get("tool_calls") or ()
+        if isinstance(call, dict)
+    ]
+    try:
+        out["tool_calls"] = calls_text(made)
+    except EvaluationError as exc:
+        raise EvaluationError(f"messages: {exc}") from exc
+    used = [_usage(message) for message in assistant]
+    out["steps"] = str(len(assistant))
+    out["tokens"] = None if None in used else text_value(sum(used))  # type: ignore[arg-type]
+    return out
+
+
+def tau2_table(path: Path, skip_invalid: bool = False, detail: bool = False) -> LongTable:
+    """Trial rows of a tau2-bench results file (or dir-layout folder); with ``detail``, trajectories too."""
     if path.is_dir():
         path = path / _RESULTS
     results = _load(path)
@@ -139,17 +191,20 @@ def tau2_table(path: Path, skip_invalid: bool = False) -> LongTable:
         "category": text_value(_field(results, "info", "environment_info", "domain_name")),
         "user_model": text_value(_field(results, "info", "user_info", "llm")),
     }
-    columns: dict[str, list[str | None]] = {
-        name: [] for name in ("case_id", "trial", "passed", "termination_reason")
-    }
+    names: tuple[str, ...] = ("case_id", "trial", "passed", "termination_reason")
+    names += ("tool_calls", "steps", "tokens", "cost_usd", "latency_s") if detail else ()
+    columns: dict[str, list[str | None]] = {name: [] for name in names}
     where: list[str] = []
     skips = Skips(skip_invalid, "simulations")
     for location, simulation in _simulations(path, results):
         try:
             case_id, trial, passed, reason = _trial_row(simulation)
+            trajectory = _trajectory(simulation) if detail else {}  # type: ignore[arg-type]
         except EvaluationError as exc:
             skips.note(location, exc)
             continue
+        for name, value in trajectory.items():
+            columns[name].append(value)
         columns["case_id"].append(case_id)
         columns["trial"].append(trial)
         columns["passed"].append(passed)

@@ -16,6 +16,15 @@ Each object is one trial row:
   (the model's ``/`` is written ``_`` there); ``agent`` and ``user_model`` come from
   the same name.  A file with another name has its stem as ``target``.
 
+With trial detail the trajectory is read from ``traj`` (the agent's messages): ``steps`` is its
+number of assistant messages (one model call each), and ``tool_calls`` the ``tool_calls`` of
+those messages (``function.name``, ``function.arguments`` parsed), each with the ``content`` of
+the ``tool`` message answering it as its ``result``.  Only the ``tool-calling`` agent (or a
+trajectory that holds structured tool calls) records calls that way; the text agents (``react``,
+``act``, ``few-shot``) write their actions into the message text, so their tool calls are left
+unknown.  tau-bench keeps neither the agent's tokens nor its cost in the results file (the
+``total_cost`` its agents add up is not saved; ``info.user_cost`` is the user simulator's).
+
 >>> name_fields("tool-calling-gpt-4o-0.0_range_0-5_user-gpt-4o-llm_1122203000")
 {'agent': 'tool-calling', 'target': 'gpt-4o', 'user_model': 'gpt-4o'}
 >>> name_fields("my-run")
@@ -32,6 +41,7 @@ from typing import TYPE_CHECKING
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import file_keys, json_array_items
 from trialscore.results.tally import LongTable, Skips, text_value
+from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -46,6 +56,8 @@ MAPS = (
 )
 SUFFIXES = (".json",)
 
+#: The agent strategies whose messages carry structured tool calls (the others write actions as text).
+_STRUCTURED = frozenset({"tool-calling", "orchestrated-tool-calling"})
 #: tau-bench's success band around reward 1.
 _TOLERANCE = 1e-6
 #: How ``json.dump(results)`` starts: the first result's first keys (``EnvRunResult`` field order).
@@ -75,7 +87,36 @@ def sniff(path: Path) -> bool:
 
 def read(path: Path, sink: TrialSink) -> None:
     """Add every result of the file to ``sink``; a bad result raises (or is skipped and counted)."""
-    sink.scan_table(str(path), tau_bench_table(path, sink.skip_invalid))
+    sink.scan_table(str(path), tau_bench_table(path, sink.skip_invalid, sink.detail))
+
+
+def _trajectory(traj: object, structured: bool) -> tuple[str | None, str | None]:
+    """(tool_calls as JSON text, steps) of one result's ``traj``; calls None when not recorded."""
+    if not isinstance(traj, list) or not traj:
+        return None, None
+    messages = [message for message in traj if isinstance(message, dict)]
+    answers = {
+        message.get("tool_call_id"): message.get("content")
+        for message in messages
+        if message.get("role") == "tool"
+    }
+    assistant = [message for message in messages if message.get("role") == "assistant"]
+    calls = [call for message in assistant for call in message.get("tool_calls") or ()]
+    if not structured and not calls:
+        return None, str(len(assistant))
+    made = []
+    for index, call in enumerate(calls):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise EvaluationError(
+                f"traj tool call {index + 1}: field 'function' must be an object; got {call!r:.60}"
+            )
+        result = answers.get(call.get("id"))
+        made.append({"name": function.get("name"), "arguments": function.get("arguments"), "result": result})
+    try:
+        return calls_text(made), str(len(assistant))
+    except EvaluationError as exc:
+        raise EvaluationError(f"traj: {exc}") from exc
 
 
 def _trial_row(result: object) -> tuple[str, str, str | None]:
@@ -99,21 +140,29 @@ def _trial_row(result: object) -> tuple[str, str, str | None]:
     return str(task_id), str(trial), "true" if abs(reward - 1.0) <= _TOLERANCE else "false"
 
 
-def tau_bench_table(path: Path, skip_invalid: bool = False) -> LongTable:
-    """Trial rows of one tau-bench results file."""
+def tau_bench_table(path: Path, skip_invalid: bool = False, detail: bool = False) -> LongTable:
+    """Trial rows of one tau-bench results file (with ``detail``, each trial's trajectory too)."""
     results = json_array_items(path)  # one result at a time: a results file can be GBs of trajectories
     fields = name_fields(path.stem)
-    columns: dict[str, list[str | None]] = {name: [] for name in ("case_id", "trial", "passed", "reward")}
+    names: tuple[str, ...] = ("case_id", "trial", "passed", "reward") + (
+        ("tool_calls", "steps") if detail else ()
+    )
+    columns: dict[str, list[str | None]] = {name: [] for name in names}
+    structured = fields["agent"] in _STRUCTURED
     where: list[str] = []
     skips = Skips(skip_invalid, "results")
     for index, result in enumerate(results):
         location = f"{path} result {index + 1}"
         try:
             case_id, trial, passed = _trial_row(result)
+            assert isinstance(result, dict)
+            if detail:
+                calls, steps = _trajectory(result.get("traj"), structured)
+                columns["tool_calls"].append(calls)
+                columns["steps"].append(steps)
         except EvaluationError as exc:
             skips.note(location, exc)
             continue
-        assert isinstance(result, dict)
         columns["case_id"].append(case_id)
         columns["trial"].append(trial)
         columns["passed"].append(passed)

@@ -42,8 +42,12 @@ the number of calls when it does not count them), ``forbidden`` tools (never to 
 ``max_repeats`` (no identical call, name and arguments, made more than this many times in a row:
 a loop), and the ``superset`` / ``subset`` condition.  The trial **passes** when
 :math:`F_1 \ge` ``min_f1`` (default 1) and every check holds; the grade's **score is the F1**,
-and it carries precision, recall and F1 (:class:`ToolCallGrade`).  A reply that is not a
-trajectory cannot be graded: the trial errors (never a failure).
+and it carries precision, recall and F1 (:class:`ToolCallGrade`; the stored
+:class:`~trialscore.results.records.GraderResult` keeps them in ``details``).  The calls graded
+are those the target's reply carried, which the trial record keeps (``tool_calls``: a python or
+command target that returned a trajectory, the ``openai`` target's tool calls); a reply without
+them is read as a trajectory in its output text.  One that is neither cannot be graded: the
+trial errors (never a failure).
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ from trialscore.runner.graders.schema import checked_schema
 from trialscore.runner.graders.text import checked_pattern
 from trialscore.runner.offloop import in_daemon_thread
 from trialscore.runner.registry import GraderSpecBase, Name, NonNegative, Positive, Spec, register_grader
-from trialscore.runner.targets.base import TrialRequest
+from trialscore.runner.targets.base import TargetReply, TrialRequest
 
 __all__ = [
     "ExpectedCall",
@@ -315,22 +319,38 @@ class ToolCallsGrader:
             f"{plural(score.made, 'call')} made; min_f1 {spec.min_f1:g})"
             + ("; failed " + "; ".join(failed) if failed else "")
         )
+        details = {"precision": float(score.precision), "recall": float(score.recall), "f1": float(score.f1)}
         result = GraderResult(
-            name=spec.label, score=float(score.f1), passed=passed, weight=spec.weight, reason=reason
+            name=spec.label,
+            score=float(score.f1),
+            passed=passed,
+            weight=spec.weight,
+            reason=reason,
+            details=details,
         )
         return ToolCallGrade(result, 0.0, score.precision, score.recall, score.f1, tuple(failed))
 
-    async def __call__(self, output: str, request: TrialRequest) -> Grade:
-        """Grade one reply: a trajectory as JSON; one that is not errors the trial.
+    async def grade_reply(self, reply: TargetReply, request: TrialRequest) -> Grade:
+        """Grade the tool calls the target's reply carried (those the trial record keeps); a reply
+        without them is read as a trajectory in its output text (:meth:`__call__`)."""
+        if reply.tool_calls is None:
+            return await self(reply.output, request)
+        trajectory = Trajectory(output=reply.output, tool_calls=reply.tool_calls, steps=reply.steps)
+        return await self._graded(trajectory)
 
-        The grading runs off the event loop, within ``timeout_s`` (its regular expressions could
-        backtrack for ages on a hostile argument): past it the trial errors.
-        """
+    async def __call__(self, output: str, request: TrialRequest) -> Grade:
+        """Grade one output text: a trajectory as JSON; one that is not errors the trial."""
         label = self._spec.label
         try:
             trajectory = Trajectory.from_reply(output)
         except EvaluationError as exc:
             raise GraderError(f"tool_calls grader {label!r}: {exc}") from exc
+        return await self._graded(trajectory)
+
+    async def _graded(self, trajectory: Trajectory) -> Grade:
+        """The grade, off the event loop within ``timeout_s`` (its regular expressions could backtrack
+        for ages on a hostile argument): past it the trial errors."""
+        label = self._spec.label
         try:
             return await in_daemon_thread(self.grade_trajectory, trajectory, timeout=self._spec.timeout_s)
         except TimeoutError as exc:

@@ -6,11 +6,11 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from trialscore._record import Record
 from trialscore.errors import EvaluationError, TargetError, TransientTargetError
-from trialscore.results.records import TokenUsage
+from trialscore.results.trajectory import TokenUsage, ToolCall, Trajectory
 from trialscore.runner.seeds import attempt_seed
 
 if TYPE_CHECKING:  # the suite schema imports the targets (their specs): no import at run time
@@ -54,15 +54,18 @@ class TrialRequest:
 
 @dataclass(frozen=True)
 class TargetReply(Record):
-    """A target's answer: the ``output`` text, its cost in USD (None = unknown) and token usage.
+    """A target's answer: the ``output`` text, its cost in USD (None = unknown), token usage and, for an
+    agent, its trajectory: the ``tool_calls`` it made in order and its ``steps`` (None: not recorded).
 
     >>> TargetReply("4", cost_usd=0.001).to_dict()
-    {'output': '4', 'cost_usd': 0.001, 'tokens': None}
+    {'output': '4', 'cost_usd': 0.001, 'tokens': None, 'tool_calls': None, 'steps': None}
     """
 
     output: str
     cost_usd: float | None = None
-    tokens: TokenUsage | None = None
+    tokens: TokenUsage | int | None = None
+    tool_calls: tuple[ToolCall, ...] | None = None
+    steps: int | None = None
 
 
 class Target(Protocol):
@@ -122,8 +125,22 @@ def check_output_size(output: str, limit: int, where: str) -> None:
         )
 
 
+def _trajectory_reply(value: Mapping[str, object], where: str) -> TargetReply:
+    """The reply of a trajectory (``{"output", "tool_calls", "steps", "tokens", "cost_usd"}``)."""
+    try:
+        fields: dict[str, Any] = {str(key): item for key, item in value.items()}
+        trajectory = Trajectory(**fields)
+    except EvaluationError as exc:
+        raise EvaluationError(f"{where}: {exc}") from exc
+    cost = None if trajectory.cost_usd is None else float(trajectory.cost_usd)
+    return TargetReply(
+        trajectory.output or "", cost, trajectory.tokens, trajectory.tool_calls, trajectory.steps
+    )
+
+
 def reply_from(value: object, where: str) -> TargetReply:
-    """A :class:`TargetReply` from what a target gave: a reply, a string, or ``{output, cost_usd, tokens}``.
+    """A :class:`TargetReply` from what a target gave: a reply, a string, ``{output, cost_usd, tokens}``, or
+    a trajectory (:class:`~trialscore.results.trajectory.Trajectory`: a mapping with ``tool_calls``).
 
     Raises
     ------
@@ -132,6 +149,10 @@ def reply_from(value: object, where: str) -> TargetReply:
 
     >>> reply_from({"output": "ok", "cost_usd": 0.5, "tokens": {"input": 3, "output": 1}}, "t").tokens.total
     4
+    >>> reply = reply_from({"output": "done", "tool_calls": [{"name": "search", "arguments": {"q": "x"}}],
+    ...                     "steps": 2}, "t")
+    >>> reply.output, reply.tool_calls[0].name, reply.steps
+    ('done', 'search', 2)
     >>> reply_from(42, "target 'x'")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
@@ -141,10 +162,13 @@ def reply_from(value: object, where: str) -> TargetReply:
         return value
     if isinstance(value, str):
         return TargetReply(value)
+    if isinstance(value, Mapping) and "tool_calls" in value:
+        return _trajectory_reply(value, where)
     if isinstance(value, Mapping) and "output" in value:
         output = value["output"]
         text = output if isinstance(output, str) else json.dumps(output)
         return TargetReply(text, _cost(value.get("cost_usd"), where), _tokens(value.get("tokens"), where))
     raise EvaluationError(
-        f"{where}: a reply must be a string, a TargetReply or a mapping with 'output'; got {value!r}"
+        f"{where}: a reply must be a string, a TargetReply or a mapping with 'output' or 'tool_calls'; "
+        f"got {value!r}"
     )

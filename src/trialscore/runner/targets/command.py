@@ -3,7 +3,8 @@
 The program is started from a fixed argument list (no shell, no interpolation of
 case data into arguments).  It gets the case text on stdin and in environment
 variables, and answers on stdout: plain text, or one JSON object with ``output``
-and optionally ``cost_usd`` and ``tokens``.  Exit status 75 (``EX_TEMPFAIL``)
+and optionally ``cost_usd`` and ``tokens``, or a trajectory (an object with ``tool_calls``,
+:mod:`trialscore.results.trajectory`).  Exit status 75 (``EX_TEMPFAIL``)
 marks a transient failure the runner retries; any other non-zero status errors
 the trial.
 
@@ -285,7 +286,7 @@ class CommandTarget:
                 data = json.loads(text)
             except ValueError:
                 data = None
-            if isinstance(data, dict) and "output" in data:
+            if isinstance(data, dict) and ("output" in data or "tool_calls" in data):
                 return reply_from(data, where)
         return TargetReply(out.rstrip("\n"))
 

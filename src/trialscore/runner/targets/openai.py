@@ -11,6 +11,11 @@ written anywhere: every message and output text is passed through
 headers in an error body does not leak it).  HTTP 429 and 5xx and transport failures (connection refused or
 reset, read timeouts) are transient; any other 4xx errors the trial.
 
+Tool calls: the ``tool_calls`` of the reply's message (``function.name`` and
+``function.arguments``, a JSON string parsed into an object) are the trial's tool calls, in
+order (:mod:`trialscore.results.trajectory`); a reply without them records none (an empty
+list), and one whose tool calls are malformed errors the trial.
+
 Cost: ``usage.prompt_tokens * input_per_mtok / 1e6 + usage.completion_tokens *
 output_per_mtok / 1e6`` from the suite's price table; with no price table (or no
 usage in the reply) the cost is unknown (None).
@@ -31,7 +36,7 @@ import httpx
 from pydantic import Field
 
 from trialscore.errors import EvaluationError
-from trialscore.results.records import TokenUsage
+from trialscore.results.trajectory import TokenUsage, ToolCall
 from trialscore.runner.redact import redact
 from trialscore.runner.registry import Loc, Name, NonNegative, Problem, Spec, TargetSpecBase, register_target
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
@@ -218,16 +223,38 @@ class OpenAITarget:
             raise TargetError(f"{self._where}: HTTP {status}: {self._text(text)}")
         try:
             data = json.loads(body)
-            output = data["choices"][0]["message"]["content"]
+            message = data["choices"][0]["message"]
+            output = message["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise TargetError(f"{self._where}: not a chat completion: {self._text(text)!r}") from exc
+        calls = self._tool_calls(message.get("tool_calls") or [])
         usage = data.get("usage") or {}
         tokens = None
         if "prompt_tokens" in usage and "completion_tokens" in usage:
             tokens = TokenUsage(input=int(usage["prompt_tokens"]), output=int(usage["completion_tokens"]))
         text = output if isinstance(output, str) else "" if output is None else str(output)
         text = redact(text, self.secrets, headers=False)
-        return TargetReply(text, cost_of(tokens, self._spec.prices), tokens)
+        return TargetReply(text, cost_of(tokens, self._spec.prices), tokens, calls)
+
+    def _tool_calls(self, calls: object) -> tuple[ToolCall, ...]:
+        """The reply's tool calls (``[{id, type, function: {name, arguments}}]``) in order."""
+        if not isinstance(calls, list):
+            raise TargetError(
+                f"{self._where}: message.tool_calls must be a list; got {self._text(str(calls))!r}"
+            )
+        made = []
+        for index, call in enumerate(calls):
+            function = call.get("function") if isinstance(call, dict) else None
+            try:
+                if not isinstance(function, dict):
+                    raise EvaluationError("a tool call needs a 'function' object")
+                named: dict[str, Any] = {"name": function.get("name"), "arguments": function.get("arguments")}
+                made.append(ToolCall(**named))
+            except EvaluationError as exc:
+                raise TargetError(
+                    f"{self._where}: message.tool_calls[{index}]: {self._text(str(exc))}"
+                ) from exc
+        return tuple(made)
 
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""

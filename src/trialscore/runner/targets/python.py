@@ -1,8 +1,11 @@
 """The ``python`` target: a callable given the case and the trial's seed, sync or async.
 
-``fn(case, seed)`` returns a string, a :class:`TargetReply` or a mapping with
-``output`` (and optionally ``cost_usd`` and ``tokens``).  A callable that takes an ``attempt``
-keyword is also given the attempt (0, then 1, 2, ... on retries, each with a seed of its own).
+``fn(case, seed)`` returns a string, a :class:`TargetReply`, a mapping with
+``output`` (and optionally ``cost_usd`` and ``tokens``), or a trajectory: a mapping with
+``tool_calls`` (and optionally ``output``, ``steps``, ``tokens``, ``cost_usd``;
+:mod:`trialscore.results.trajectory`), whose calls the trial record keeps.  A callable that
+takes an ``attempt`` keyword is also given the attempt (0, then 1, 2, ... on retries, each with
+a seed of its own).
 An async callable is awaited on the runner's event loop; a sync one runs in a daemon thread of its own.
 A thread cannot be interrupted, so a timeout abandons a hung call rather than
 stopping it: the hung call keeps only its own thread (later trials do not queue
