@@ -19,7 +19,7 @@ from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.results.trajectory import TokenUsage
 from trialscore.runner.options import RunOptions
-from trialscore.runner.orchestrator import run_suite
+from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.outputs import write_outputs
 from trialscore.runner.suite import load_suite
 from trialscore.runner.targets import TrialRequest, reply_from
@@ -73,7 +73,7 @@ def _suite(tmp_path: Path, target: dict[str, Any], trials: int = 6, cases: int =
 def _run(path: Path, tmp_path: Path) -> list[TrialRecord]:
     console = Console(file=io.StringIO(), width=200)
     options = RunOptions(store=tmp_path / "store.sqlite", progress=False, out_dir=tmp_path / "out")
-    report = run_suite(load_suite(path), options, console)
+    report = execute_suite(load_suite(path), options, console)
     files = write_outputs(report)
     return [TrialRecord.from_json_line(line) for line in files.trials.read_text().splitlines()]
 
