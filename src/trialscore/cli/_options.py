@@ -454,7 +454,8 @@ def read_together(
             scorer=options.scorer,
             detail=detail,
         )
-    if detail is not False:
+    if detail:  # fields asked for (the per-success metrics): grouped as without them; the bare
+        # trials (detail=(), the judged commands) keep the target that labels are matched by
         from trialscore.results.per_success import without_single_target
 
         read = without_single_target(read, by)

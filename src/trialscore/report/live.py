@@ -90,7 +90,7 @@ class LiveReport:
 
     def started(self, run_id: str, suite: Suite, planned: int, earlier: Sequence[TrialRecord]) -> None:
         """Keep the run's name, plan and earlier trials; start writing pages."""
-        from trialscore.report.drawer import asked_of
+        from trialscore.report.asked import asked_of
         from trialscore.runner.outputs import case_fields
 
         self._label = f"run {run_id}"

@@ -173,7 +173,7 @@ def read_run(
     asked : case id -> (input, expected) for the drawer (default: the ``cases.jsonl`` that
         ``trialscore run`` wrote beside the trials, if any)
     """
-    from trialscore.report.drawer import read_asked
+    from trialscore.report.asked import read_asked
 
     source = path if isinstance(path, RecordSource) else Path(path)
     counts = read_counts(
