@@ -24,6 +24,7 @@ from scipy import integrate, stats
 from scipy.special import expit, logit
 from typer.testing import CliRunner
 
+from tests.stats.test_front_simulation import check_calibration
 from trialscore.cli import app
 from trialscore.stats.front import dominated
 
@@ -97,12 +98,4 @@ def test_rank_pareto_gives_targets_truly_on_the_front_at_least_0_9_in_90_percent
     assert on.tolist() == [True, True, True, False, False]
     rng = np.random.default_rng(2028)
     probabilities = np.array([one_run(rng, seed, tmp_path / "trials.jsonl") for seed in range(RUNS)])
-    confident = (probabilities[:, on] >= 0.9).mean(axis=0)
-    names = np.array(list(TARGETS))
-    means = probabilities.mean(axis=0)
-    for name, share, mean in zip(names[on], confident, means[on], strict=True):
-        print(f"\n{name} (on the front): P >= 0.9 in {share:.1%} of {RUNS} runs, mean P {mean:.3f}")
-    for name, mean in zip(names[~on], means[~on], strict=True):
-        print(f"{name} (dominated): mean P {mean:.3f}")
-    assert np.all(confident >= 0.9)
-    assert means[~on][1] < 0.05  # the far one is seldom taken for a front target
+    check_calibration(probabilities, on, list(TARGETS))

@@ -29,7 +29,7 @@ import typer
 
 from trialscore._words import did_you_mean, plural
 from trialscore.cli._app import app
-from trialscore.cli._groups import judge_each
+from trialscore.cli._groups import Untested, judge_each
 from trialscore.cli._options import (
     JSON_VERSION,
     METRIC_NAMES,
@@ -54,6 +54,7 @@ from trialscore.errors import EvaluationError, InsufficientDataError, MissingCol
 
 if TYPE_CHECKING:
     from trialscore.core.bank import Bank
+    from trialscore.ranking import Ranking
     from trialscore.results.counts import GroupCounts, ItemCounts
     from trialscore.results.per_success import GroupTrials
     from trialscore.results.readers import Detail
@@ -112,6 +113,32 @@ def _shared(present: list[set[Any]]) -> tuple[list[Any], int]:
             f"the models share {plural(len(items), 'case')} with a graded trial; rank needs at least 2"
         )
     return items, len(set.union(*present)) - len(items)
+
+
+def _ranked(
+    groups_by: list[str],
+    label: str,
+    ranking: Ranking,
+    items: tuple[int, int],
+    entries: list[dict[str, Any]],
+    untested: list[Untested],
+    counts: ItemCounts,
+    lower_is_better: bool = False,
+) -> dict[str, Any]:
+    """A ranking's JSON: ``items`` the shared items and those left out, ``entries`` the models best first."""
+    return {
+        "command": "rank",
+        "version": JSON_VERSION,
+        "by": groups_by,
+        "metric": label,
+        **({"lower_is_better": True} if lower_is_better else {}),
+        "ranking": ranking.to_dict(),
+        "items": items[0],
+        "items_not_shared": items[1],
+        "models": entries,
+        "not_ranked": [u.to_dict() for u in untested],
+        "rows": counts.stats.to_dict(),
+    }
 
 
 def _bounds(interval: Interval | None) -> str | None:
@@ -256,18 +283,7 @@ def _by_counts(
                 "p_beats_next": beats_next,
             }
         )
-    payload: dict[str, Any] = {
-        "command": "rank",
-        "version": JSON_VERSION,
-        "by": groups_by,
-        "metric": spec.label,
-        "ranking": ranking.to_dict(),
-        "items": len(items),
-        "items_not_shared": dropped,
-        "models": entries,
-        "not_ranked": [u.to_dict() for u in untested],
-        "rows": counts.stats.to_dict(),
-    }
+    payload = _ranked(groups_by, spec.label, ranking, (len(items), dropped), entries, untested, counts)
     header = ["rank", "model", spec.label, "low", "high", "P(beats next)"]
     rows = [
         [e["rank"], e["label"], e["score"], e["interval"]["low"], e["interval"]["high"], e["p_beats_next"]]
@@ -338,7 +354,6 @@ def _per_success(
     level: float,
 ) -> Report:
     """The ranking by a per-success metric (lower is better), each model against the next."""
-    from trialscore.cli._groups import Untested
     from trialscore.cli._per_success import score_per_success
     from trialscore.ranking import Ranking
     from trialscore.results.per_success import FIELDS, group_trials, quantity_of
@@ -391,19 +406,7 @@ def _per_success(
                 "per_success": entry.to_dict(model),
             }
         )
-    payload: dict[str, Any] = {
-        "command": "rank",
-        "version": JSON_VERSION,
-        "by": groups_by,
-        "metric": spec.label,
-        "lower_is_better": True,
-        "ranking": ranking.to_dict(),
-        "items": len(items),
-        "items_not_shared": dropped,
-        "models": entries,
-        "not_ranked": [u.to_dict() for u in untested],
-        "rows": counts.stats.to_dict(),
-    }
+    payload = _ranked(groups_by, spec.label, ranking, (len(items), dropped), entries, untested, counts, True)
     unit = figures[0].unit
     header = ["rank", "model", f"{spec.label} ({unit})", "low", "high", "÷ next", "vs next"]
     rows: list[list[object]] = [
