@@ -301,3 +301,21 @@ def test_ties_under_each_method(tmp_path: Path) -> None:
         assert [entry["rank"] for entry in payload["models"]] == ranks
     result = invoke("rank", str(path), "--metric", "cost-per-success", "--method", "compettition")
     assert result.exit_code == 2 and "did you mean 'competition'" in result.stderr
+
+
+def test_rank_by_cost_per_success_names_the_unknown_trials_on_the_shared_items(tmp_path: Path) -> None:
+    rows = trial_rows(13, items=12)
+    rows = [row for row in rows if not (row["target"] == "dear" and row["case_id"] == "q000")]  # not shared
+    for row in rows:
+        if row["target"] == "middle" and (row["case_id"], row["trial"]) in (("q000", 0), ("q005", 2)):
+            row["cost_usd"] = None
+    path = write(tmp_path / "t.jsonl", rows)
+    payload = rank_json(str(path), "--metric", "cost-per-success")
+    assert payload["items"] == 11 and payload["items_not_shared"] == 1
+    middle = next(e for e in payload["models"] if e["label"] == "target=middle")
+    assert middle["per_success"]["unknown_trials"] == 1 and middle["per_success"]["unknown"] == [
+        "q005 trial 2"
+    ]
+    table = invoke("rank", str(path), "--metric", "cost-per-success").stdout
+    said = "target=middle: cost-per-success: 1 trial of unknown cost left out (never taken as free)"
+    assert f"{said}: q005 trial 2" in table

@@ -367,7 +367,8 @@ def _per_success(
     _carried(models, quantity, f"--metric {spec.label}")
     items, dropped = _shared([set(model.items) for model in models])
     shared = set(items)
-    scored = [(model, score_per_success(_on_items(model, shared), spec, level)) for model in models]
+    models = [_on_items(model, shared) for model in models]
+    scored = [(model, score_per_success(model, spec, level)) for model in models]
     judged = [(model, entry) for model, entry in scored if entry.figure is not None]
     untested = [
         Untested(model.label, dict(model.counts.key), str(entry.score.reason))
@@ -392,7 +393,7 @@ def _per_success(
         nearby = None
         if position + 1 < len(order):
             after = judged[order[position + 1]][0]
-            nearby = _against_next(_on_items(model, shared), _on_items(after, shared), quantity, level)
+            nearby = _against_next(model, after, quantity, level)
         shown.append(nearby)
         entries.append(
             {
