@@ -251,4 +251,5 @@ def test_a_real_run_writes_its_pages(tmp_path: Path, writes: list[tuple[float, s
     assert report.completed and live.error is None and live.pages == len(writes)
     assert writes[-1][1] == path.read_text(encoding="utf-8") and live_state(path) is None
     assert rows(path) == 13 and f"run {report.run_id}" in writes[-1][1]
+    assert 'id="h-judges"' in writes[-1][1]  # the demo's llm_judge: the judges panel, as `report` shows it
     assert all('"live":{' in html for _, html in writes[:-1])

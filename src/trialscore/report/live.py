@@ -155,6 +155,7 @@ class LiveReport:
         from trialscore.report import build_report
         from trialscore.report.runs import read_run
         from trialscore.results.counts import PartialRun
+        from trialscore.results.readers import RecordSource
 
         trials = self._dump(records)
         run = replace(read_run(trials, label=self._label, asked=self._asked), run_id=self._run_id)
@@ -165,7 +166,8 @@ class LiveReport:
         elif not completed and len(records) < self._planned:
             partial = PartialRun(self._label, "interrupted", self._planned, len(records), "trials")
             run = replace(run, partial=(*run.partial, partial.message))
-        html = build_report([run], settings=replace(self.settings, live=state))
+        judged = RecordSource(self._label, records)  # the judges panel reads the records as they are
+        html = build_report([run], settings=replace(self.settings, live=state), judged=judged)
         with contextlib.suppress(OSError):  # a folder it cannot make: write_atomic says why
             self.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path, [html], "the report")
