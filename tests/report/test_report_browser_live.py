@@ -9,6 +9,7 @@ when.  Nothing is timed: every wait is a condition polled until a deadline, whic
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -175,8 +176,12 @@ def test_a_page_whose_run_stopped_writing_stops_reloading(tmp_path: Path, open_p
         lambda: page.eval("document.getElementById('live').textContent"),
         lambda text: "stopped reloading" in text,
     )
-    assert notice == "Running, but nothing new for 1 s: stopped reloading (reload the page to look again)."
-    assert page.loads() >= 3  # it reloaded while the page might still change
+    # the seconds it waited are at least the stale time (more on a loaded machine)
+    assert re.fullmatch(
+        r"Running, but nothing new for [1-9]\d* s: stopped reloading \(reload the page to look again\)\.",
+        notice,
+    ), notice
+    assert page.loads() >= 2  # it reloaded while the page might still change
     loads = page.loads()
     page.pump(4 * live["refresh"])
     assert page.loads() == loads
