@@ -36,6 +36,7 @@ __all__ = [
     "load_json",
     "member_files",
     "member_items",
+    "member_value",
     "nonblank_line_number",
     "parse_json",
     "tree_files",
@@ -349,15 +350,34 @@ def member_items(handle: TextIO, label: str, keys: Sequence[str], chunk: int = 1
     text.end(label, "JSON document")
 
 
-def _members(text: _ArrayText, label: str, keys: tuple[str, ...], depth: int) -> Iterator[object]:
-    """The elements of the array at ``keys[depth:]`` in the object at the read position (see
-    :func:`member_items`); the object is read to its end."""
-    field = ".".join(keys[: depth + 1])
-    where = f"field {'.'.join(keys[:depth])!r}" if depth else "the document"
+def member_value(handle: TextIO, label: str, key: str, chunk: int = 1 << 20) -> object:
+    """The value of the top-level member ``key`` of the JSON object read from the text ``handle``: the
+    members before it are parsed one at a time and dropped, the text after it is not read.
+
+    >>> import io
+    >>> member_value(io.StringIO('{"timestamp": "t", "info": {"a": 1}, "simulations": [1, 2'), "x", "info")
+    {'a': 1}
+
+    Raises
+    ------
+    EvaluationError
+        When the document is not a JSON object, is not valid JSON before ``key``, or has no ``key``.
+    """
+    text = _ArrayText(handle, chunk)
+    for name in _keys(text, label, "the document"):
+        value = _parsed(text, label, f"field {name!r}")
+        if name == key:
+            return value
+    raise EvaluationError(f"{label}: field {key!r} is missing")
+
+
+def _keys(text: _ArrayText, label: str, where: str) -> Iterator[str]:
+    """The keys of the JSON object at the read position (``where`` it is, in messages), one at a time:
+    after each, the read position is at its value, which the caller reads before the next key."""
     if text.peek() != "{":
         raise EvaluationError(f"{label}: {where} must be a JSON object; it starts {text.rest(20)!r}")
     text.position += 1
-    first, found = True, False
+    first = True
     while text.peek() != "}":
         if not first:
             if text.peek() != ",":
@@ -368,6 +388,16 @@ def _members(text: _ArrayText, label: str, keys: tuple[str, ...], depth: int) ->
         if not isinstance(key, str) or text.peek() != ":":
             raise EvaluationError(f"{label}: {where} is not a valid JSON object near {text.rest(20)!r}")
         text.position += 1
+        yield key
+    text.position += 1
+
+
+def _members(text: _ArrayText, label: str, keys: tuple[str, ...], depth: int) -> Iterator[object]:
+    """The elements of the array at ``keys[depth:]`` in the object at the read position (see
+    :func:`member_items`); the object is read to its end."""
+    field = ".".join(keys[: depth + 1])
+    found = False
+    for key in _keys(text, label, f"field {'.'.join(keys[:depth])!r}" if depth else "the document"):
         if key != keys[depth] or found:
             _parsed(text, label, f"field {'.'.join((*keys[:depth], key))!r}")
             continue
@@ -385,7 +415,6 @@ def _members(text: _ArrayText, label: str, keys: tuple[str, ...], depth: int) ->
             raise EvaluationError(f"{label}: field {field!r} must be a list; it starts {text.rest(20)!r}")
     if not found:
         raise EvaluationError(f"{label}: field {field!r} is missing")
-    text.position += 1
 
 
 def _parsed(text: _ArrayText, label: str, where: str) -> object:
