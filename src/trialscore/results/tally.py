@@ -339,11 +339,13 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool
         if row_bad != "false":
             inner.append(f"({row_bad}) AS bad")
     keys = [f"g{index}" for index in range(len(groups))] + ["item"]
+    # trial_rows is count(trial) spelled as rows less nulls: DuckDB 2.0 counts a BIGINT column's values
+    # far slower than it tests them for null (about 1 s of CPU per 100M rows, a fifth of the scan)
     return (
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
         f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
-        f"count(trial) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
+        f"count(*) - count_if(trial IS NULL) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
         f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL "
         f"ORDER BY {', '.join(keys)} NULLS LAST"
     )
