@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.conftest import agent_runs, needs_browser, write_records
+from tests.report.conftest import agent_runs, dated_runs, needs_browser
 from tests.report.test_report_report import PAYLOADS, payload_run
 from trialscore.report import write_report
 
@@ -148,21 +148,7 @@ def test_tool_call_strips(agent_page: Path, open_page: Any) -> None:
 
 
 def test_heat_map(tmp_path: Path, open_page: Any) -> None:
-    runs = []
-    for index in range(10):
-        rows = [
-            {
-                "case_id": f"case-{case}",
-                "trial": trial,
-                "target": "m",
-                "category": "falling" if case < 3 else "steady",
-                "verdict": "pass" if trial < (10 - index if case < 3 else 10) else "fail",
-                "started_at": f"2025-03-{index + 1:02d}T09:00:00Z",
-            }
-            for case in range(6)
-            for trial in range(10)
-        ]
-        runs.append(write_records(tmp_path / f"r{index}.jsonl", rows))
+    runs = dated_runs(tmp_path, 6, falling=3, steady_passes=10, month=3, late=False)
     page = open_page(write_report(tmp_path / "r.html", runs))
     assert page.eval("document.querySelectorAll('#heat tbody td').length") == 60
     assert page.eval("Array.from(document.querySelectorAll('#heat thead time')).map(t => t.dateTime)") == [
