@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from tests.cli._judged import judged_line
+from tests.cli._judged_trials import judged_line
 from trialscore.cli import app
 from trialscore.results.judged import JUDGE_ONLY
 from trialscore.results.records import JudgeGrade
