@@ -29,7 +29,7 @@ def test_plan_matches_the_power_of_its_design() -> None:
 def test_plan_infeasible_and_bad_expected() -> None:
     capped = plan_non_inferiority(0.03, pass_rate=0.95, spread=0.9, items=3, expected=-0.025)
     assert capped.trials is None and not capped.feasible and "Add items" in capped.note
-    with pytest.raises(EvaluationError, match="expected must be above -margin"):
+    with pytest.raises(EvaluationError, match="expected \\+ margin must be > 0"):
         plan_non_inferiority(0.1, pass_rate=0.7, expected=-0.1)
 
 

@@ -98,6 +98,8 @@ FLAGS = {
     "trials": "--trials",
     "estimand='items'": "--estimand items",
     "judge_col": "--judge-col",
+    "margin": "--non-inferior MARGIN",
+    "expected": "--expected",
 }
 
 T = TypeVar("T")

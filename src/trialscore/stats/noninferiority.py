@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from trialscore._record import Record
 from trialscore._validate import check_probability, check_real
 from trialscore.core._kernels import Tau
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.stats._pairing import Run
 from trialscore.stats.compare import Comparison, compare_paired
 from trialscore.stats.effort import ItemTotals
@@ -99,7 +99,7 @@ def check_margin(margin: object) -> float:
     value = check_real(margin, "margin")
     if value <= 0:
         raise EvaluationError(
-            f"margin must be > 0 (the largest loss still called no worse); got margin={value:g}"
+            f"{parameter('margin')} must be > 0 (the largest loss still called no worse); got {value:g}"
         )
     return value
 

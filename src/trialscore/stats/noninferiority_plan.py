@@ -51,7 +51,7 @@ from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore._words import plural
 from trialscore.core.bank import Bank
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, parameter
 from trialscore.stats import _scipy
 from trialscore.stats.effort import ItemTotals
 from trialscore.stats.noninferiority import check_alpha, check_margin
@@ -157,8 +157,8 @@ def plan_non_inferiority(
     expected = check_real(expected, "expected")
     if expected <= -margin:
         raise EvaluationError(
-            f"expected must be above -margin (a candidate truly worse by the margin fails); "
-            f"got expected={expected:g} with margin={margin:g}"
+            f"{parameter('expected')} + {parameter('margin')} must be > 0 (a candidate truly worse by the "
+            f"margin fails); got {expected:g} + {margin:g}"
         )
     if (pass_rate is None) == (pilot is None):
         raise EvaluationError("give exactly one of pass_rate or pilot; got both or neither")
@@ -206,7 +206,7 @@ def plan_non_inferiority(
     note = (
         f"{plural(items, 'item')} x {plural(trials, 'trial')}: power {achieved:.1%} to find the candidate "
         f"non-inferior (margin {margin:g}, one-sided alpha {alpha:g}) when it is truly "
-        + ("as good." if expected == 0 else f"{expected:+g}.")
+        + ("as good." if expected == 0 else f"{expected:+g} (candidate - baseline).")
     )
     return NonInferiorityPlan(
         **shared, items=items, trials=trials, achieved_power=achieved, feasible=achieved >= target,
@@ -289,8 +289,8 @@ def plan_cost_non_inferiority(
     ratio = check_real(expected, "expected")
     if not 0 < ratio < 1 + margin:
         raise EvaluationError(
-            f"expected must be a ratio above 0 and below 1 + margin (a candidate truly dearer by the margin "
-            f"fails); got expected={ratio:g} with margin={margin:g}"
+            f"{parameter('expected')} must be a ratio above 0 and below 1 + {parameter('margin')} "
+            f"(a candidate truly dearer by the margin fails); got {ratio:g} with a margin of {margin:g}"
         )
     if items is not None:
         items = check_integer(items, "items", 2)
