@@ -21,7 +21,7 @@ from _scale import counts_data, trial_table, write_parquet
 from typer.testing import CliRunner
 
 from trialscore.cli import app
-from trialscore.core.metrics import Metric, metric_names
+from trialscore.core.metrics import METRICS, Metric, metric_names
 from trialscore.errors import EvaluationError, MissingColumnError
 from trialscore.report.context import ReportContext, ReportSettings
 from trialscore.report.panels import PANELS
@@ -91,7 +91,7 @@ def test_score_of_a_counts_table_equals_the_trials_for_every_metric_and_interval
         counts_path = tmp_path / "one.counts.parquet"
         reduce_trials([raw_path], counts_path)
         ks = "1"
-    metrics = ",".join(metric_names())
+    metrics = ",".join(name for name in metric_names() if METRICS[name].needs == "counts")  # what counts hold
     args = ["--metric", metrics, "--k", ks, "--ci", ci, "--resamples", "400", "-f", "json"]
     raw = cli("score", str(raw_path), *args)
     counted = cli("score", str(counts_path), *args)
@@ -289,7 +289,11 @@ def test_a_bad_counts_table_is_one_line_naming_the_file_row_field_and_rule(runs,
 
 def test_a_counts_table_serves_metrics_of_counts_and_refuses_those_of_trial_values():
     for name in metric_names():
-        assert check_served(name).name == name
+        if METRICS[name].needs == "counts":
+            assert check_served(name).name == name
+        else:  # cost-per-success and the other registered metrics of trial values
+            with pytest.raises(EvaluationError, match=f"metric {name} needs a value of every trial"):
+                check_served(name)
     cost = Metric("cost", "mean cost of a trial", needs_k=False, needs="trial values", credit=None)
     with pytest.raises(
         EvaluationError, match=r"metric cost needs a value of every trial .* a counts table holds"
