@@ -43,26 +43,10 @@ def fixtures() -> ModuleType:
     return module
 
 
-def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int, tasks: int = 97) -> Path:
-    """A tau2-bench Results file: ``solved`` tasks pass 4 of 4, ``all_errored`` error 4 of 4, others 2."""
-    runs: dict[str, list[tuple[str, float | None]]] = {}
-    for index in range(tasks):
-        if index < solved:
-            runs[str(index)] = [("user_stop", 1.0)] * 4
-        elif index < solved + all_errored:
-            runs[str(index)] = [("infrastructure_error", None)] * 4
-        else:
-            runs[str(index)] = [
-                ("user_stop", 1.0),
-                ("user_stop", 0.0),
-                ("max_steps", 0.0),
-                ("user_stop", 1.0),
-            ]
-    results = fixtures().tau2_results(model, runs)
-    results["info"]["num_trials"] = 4
-    results["info"]["environment_info"]["domain_name"] = "banking_knowledge"
+def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int) -> Path:
+    """A tau2-bench Results file with #497's counts (the fixture builder's ``tau2_497_results``)."""
     path = tmp_path / f"{model}_banking_knowledge_4trials.json"
-    path.write_text(json.dumps(results))
+    path.write_text(json.dumps(fixtures().tau2_497_results(model, solved, all_errored)))
     return path
 
 
@@ -130,3 +114,33 @@ def test_estimators_agree_with_exact_arithmetic() -> None:
     assert pass_hat_k_stated(counts, 20, "plugin").k == 20  # the plug-in is defined for k > n
     with pytest.raises(EvaluationError, match="estimator must be one of plugin, unbiased"):
         pass_hat_k_stated(counts, 2, "biased")
+
+
+def test_plugin_interval_is_the_item_interval_of_the_plugin_values() -> None:
+    from trialscore import Bank
+    from trialscore.stats import bounded_mean_interval
+    from trialscore.stats.conventions import plugin_interval
+
+    bank = Bank.from_counts([4, 4, 3, 5, 4], [2, 4, 1, 5, 3])
+    interval = plugin_interval(bank, 3)
+    exact = sum(Fraction(c, n) ** 3 for n, c in zip([4, 4, 3, 5, 4], [2, 4, 1, 5, 3], strict=True)) / 5
+    assert interval.estimate == pytest.approx(float(exact), rel=1e-13)
+    ceiling = 25 / (3 * (1 / 4 + 1 / 4 + 1 / 3 + 1 / 5 + 1 / 4))
+    values = [(c / n) ** 3 for n, c in zip([4, 4, 3, 5, 4], [2, 4, 1, 5, 3], strict=True)]
+    assert interval == bounded_mean_interval(values, max_n=max(ceiling, 5.0))
+    saturated = plugin_interval(Bank.from_counts([3] * 20, [3] * 20), 2)
+    assert saturated.estimate == 1.0 and saturated.low < 1.0  # never zero width on finitely many trials
+
+
+def test_convention_states_the_estimator_and_the_errors() -> None:
+    from trialscore.stats.conventions import convention, convention_line
+
+    assert convention("plug-in", "fail") == {
+        "estimator": "plugin",
+        "formula": "plug-in (c/n)^k per item (seed 000's passToTheK), mean over items",
+        "errors": "fail",
+        "errored_trials": "errored trials counted as failed trials",
+    }
+    assert convention_line().startswith("pass^k: unbiased C(c,k)/C(n,k) per item")
+    with pytest.raises(EvaluationError, match="errors must be 'exclude' or 'fail'"):
+        convention("unbiased", "drop")

@@ -133,7 +133,11 @@ def _figure_payload(figure: CalibratedFigure | PairCalibration) -> dict[str, Any
     return body
 
 
-def _calibration_section(label: str, result: Calibration, banks: LabelledBanks, path: str) -> Section:
+def _calibration_section(
+    label: str, result: Calibration, banks: LabelledBanks, path: str, errors: str
+) -> Section:
+    from trialscore.stats.conventions import convention_line
+
     rows: list[list[object]] = []
     for figure in result.figures:
         rows.append(_row(figure.metric, "corrected (ppi++)", figure.corrected, figure.labelled_items))
@@ -155,6 +159,8 @@ def _calibration_section(label: str, result: Calibration, banks: LabelledBanks, 
     notes = [f"{f.metric}: {f.reason}" for f in result.figures if f.reason]
     methods = {f.corrected.method for f in result.figures if f.corrected is not None}
     notes += [f"corrected: {method}" for method in sorted(methods)]
+    if any(figure.metric.startswith("pass^") for figure in result.figures):
+        notes.append(convention_line("unbiased", errors))
     notes.append(
         "the labelled items must be a random sample of the items (trialscore label draws one): "
         "the corrected interval rests on it; the unit is the item"
@@ -177,7 +183,7 @@ def _human_score(
     from trialscore.results.labels import read_labels, unknown_cases
 
     labels = read_labels(human)
-    (counts,) = read_together([list(files)], by, read, detail=())
+    (counts,) = read_together([list(files)], by, read, detail=(), keep_target=True)
     unknown_cases(labels, _known(counts))
     extras = Extras()
     groups = []
@@ -202,10 +208,13 @@ def _human_score(
                 "notes": list(banks.notes),
             }
         )
-        extras.sections.append(_calibration_section(label, result, banks, labels.path))
+        extras.sections.append(_calibration_section(label, result, banks, labels.path, counts.errors))
     if not groups:
         raise EvaluationError(f"{labels.path}: no label lands on a judged trial of the inputs")
-    extras.payload["human"] = {"labels": labels.path, "by": list(counts.by), "groups": groups}
+    from trialscore.stats.conventions import convention
+
+    stated = {"pass_hat_k_convention": convention("unbiased", counts.errors)}
+    extras.payload["human"] = {"labels": labels.path, "by": list(counts.by), "groups": groups, **stated}
     return extras
 
 
@@ -337,7 +346,7 @@ def _human_compare(
         raise EvaluationError(f"--human corrects pass@1 (avg), pass@k and pass^k; got --metric {metric}")
     size = 1 if name == "pass@1" else (k or 1)
     labels = [read_labels(path) for path in humans]
-    first, second = read_together([[baseline], [candidate]], by, read, detail=())
+    first, second = read_together([[baseline], [candidate]], by, read, detail=(), keep_target=True)
     for found in labels:
         unknown_cases(
             found,

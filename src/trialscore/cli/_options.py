@@ -46,6 +46,7 @@ __all__ = [
     "FormatOpt",
     "LevelOpt",
     "OutputFormat",
+    "PassHatKOption",
     "ReadOptions",
     "ResamplesOpt",
     "SeedOpt",
@@ -135,6 +136,13 @@ class OutputFormat(str, Enum):
     json = "json"
     markdown = "markdown"
     csv = "csv"
+
+
+class PassHatKOption(str, Enum):
+    """pass^k's estimator (:mod:`trialscore.stats.conventions`)."""
+
+    unbiased = "unbiased"
+    plugin = "plugin"
 
 
 class ErrorPolicyOption(str, Enum):
@@ -429,6 +437,7 @@ def read_together(
     options: ReadOptions,
     split: Sequence[str] = (),
     detail: Detail = False,
+    keep_target: bool = False,
 ) -> list[ItemCounts]:
     """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
 
@@ -436,7 +445,7 @@ def read_together(
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
     as in :func:`read_counts`.  ``detail`` keeps each trial's fields too (the per-success metrics),
-    the groups as without it.
+    the groups as without it, unless ``keep_target`` (human labels name the target they label).
     """
     from trialscore.results import progress
     from trialscore.results.readers import read_counts_together
@@ -456,7 +465,7 @@ def read_together(
             scorer=options.scorer,
             detail=detail,
         )
-    if detail is not False:
+    if detail is not False and not keep_target:
         from trialscore.results.per_success import without_single_target
 
         read = without_single_target(read, by)
