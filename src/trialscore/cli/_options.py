@@ -226,6 +226,14 @@ class ReadOptions:
             "are otherwise scored per scorer).",
         ),
     ] = None
+    per_grader: Annotated[
+        bool,
+        typer.Option(
+            "--per-grader",
+            help="Score each grader's verdict of the runner's trials (grader_results) as its own group, "
+            "grader=NAME, beside the trial's own verdict, grader=(trial): the process beside the answer.",
+        ),
+    ] = False
     cluster_col: Annotated[
         str | None,
         typer.Option(
@@ -268,17 +276,21 @@ class ReadOptions:
 R = TypeVar("R")
 
 
-def reading_options(*, clusters: bool = True) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def reading_options(
+    *, clusters: bool = True, graders: bool = False
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the reading options, declared once in :class:`ReadOptions`.
 
     The decorated command takes ``read: ReadOptions``; the command line sees one option per
     field (``--item-col``, ``--skip-invalid``, ...), placed before ``--format``.  With
-    ``clusters=False`` the command has no ``--cluster-col``.
+    ``clusters=False`` the command has no ``--cluster-col``; with ``graders=True`` it has
+    ``--per-grader`` (a command whose figures it splits per grader).
     """
     import typing
 
     hints = typing.get_type_hints(ReadOptions, include_extras=True)
-    names = [f.name for f in fields(ReadOptions) if clusters or f.name != "cluster_col"]
+    left_out = {name for name, given in (("cluster_col", clusters), ("per_grader", graders)) if not given}
+    names = [f.name for f in fields(ReadOptions) if f.name not in left_out]
     extra = [
         inspect.Parameter(
             name,
@@ -464,6 +476,7 @@ def read_together(
             split=split,
             scorer=options.scorer,
             detail=detail,
+            graders=options.per_grader,
         )
     if detail is not False and not keep_target:
         from trialscore.results.per_success import without_single_target

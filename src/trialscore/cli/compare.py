@@ -159,7 +159,7 @@ def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
 
 
 @app.command()
-@reading_options()
+@reading_options(graders=True)
 def compare(
     baseline: Annotated[Path, typer.Argument(help="Trial file or run folder of the baseline run.")],
     candidate: Annotated[Path, typer.Argument(help="Trial file or run folder of the candidate run.")],

@@ -31,7 +31,7 @@ __all__ = ["plan"]
 
 
 @app.command()
-@reading_options(clusters=False)
+@reading_options(clusters=False, graders=True)
 def plan(
     delta: Annotated[
         float | None,
@@ -124,11 +124,13 @@ def plan(
     with bad_input():
         from trialscore.stats import plan_sample_size
 
+        if read.per_grader and pilot is None:
+            raise EvaluationError("--per-grader splits a pilot's trials per grader; give --pilot")
         if budget is not None:
-            if pilot is None or delta is not None or non_inferior is not None:
+            if pilot is None or delta is not None or non_inferior is not None or read.per_grader:
                 raise EvaluationError(
-                    "--budget plans from --pilot RUN (a run with judge repeats), without --delta or "
-                    "--non-inferior"
+                    "--budget plans from --pilot RUN (a run with judge repeats), without --delta, "
+                    "--non-inferior or --per-grader"
                 )
             render(budget_report(pilot, read, budget, judge_cost, items), output)
             return

@@ -131,7 +131,7 @@ def _section(card: GroupScore, extra: Sequence[str] = ()) -> Section:
 
 
 @app.command()
-@reading_options()
+@reading_options(graders=True)
 def score(
     files: FilesArg,
     k: Annotated[
