@@ -386,12 +386,16 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
         )
 
 
-def _warn_skipped(counts: ItemCounts) -> None:
+def _warn_skipped(counts: ItemCounts, noted: set[str]) -> None:
+    """Warn about an input's skipped rows and partial runs; print its notes not printed yet (``noted``)."""
     warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
     for run in counts.stats.partial:
         errors.print(f"warning: {run.message}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
-        errors.print(f"note: {flagged(note)}", markup=False, highlight=False, soft_wrap=True)
+        line = f"note: {flagged(note)}"
+        if line not in noted:
+            noted.add(line)
+            errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def inputs_of(files: Sequence[Path | RecordSource]) -> list[Path | str | RecordSource]:
@@ -482,8 +486,9 @@ def read_together(
         from trialscore.results.per_success import without_single_target
 
         read = without_single_target(read, by)
+    noted: set[str] = set()
     for counts in read:
-        _warn_skipped(counts)
+        _warn_skipped(counts, noted)
     return read
 
 

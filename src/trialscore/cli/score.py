@@ -221,7 +221,7 @@ def score(
         payload,
         [*(_section(card, extra[card.label].notes if extra else ()) for card in cards), *extras.sections],
         footer=[rows_line(stats), *extras.footer],
-        flat=_flat(cards, groups_by, stats),
+        flat=_flat(cards, list(counts.by), stats),
     )
     render(report, output)
     with bad_input():
