@@ -19,41 +19,25 @@ the same file.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import io
 import json
 from fractions import Fraction
 from math import comb
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.results._tau import tau2_497_file, tau_fixtures
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 
-MAKER = Path(__file__).parent.parent / "results" / "fixtures" / "tau-bench" / "make_fixtures.py"
 UNBIASED = "pass^k: unbiased C(c,k)/C(n,k) per item (Yao et al. 2024), mean over items"
 PLUGIN = "pass^k: plug-in (c/n)^k per item (seed 000's passToTheK), mean over items"
 EXCLUDED = "errored trials left out of n; items whose every trial errored left out of the mean"
 FAILED = "errored trials counted as failed trials"
 
 runner = CliRunner()
-
-
-def fixtures() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tau_fixtures", MAKER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int) -> Path:
-    path = tmp_path / f"{model}_banking_knowledge_4trials.json"
-    path.write_text(json.dumps(fixtures().tau2_497_results(model, solved, all_errored)))
-    return path
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -83,7 +67,7 @@ def pass_hat_4(path: Path, *args: str) -> dict[str, object]:
 def test_score_gives_both_published_numbers_of_tau2_bench_497_and_says_which(
     tmp_path: Path, model: str, solved: int, all_errored: int, excluded: str, failed: str
 ) -> None:
-    path = tau2_file(tmp_path, model, solved, all_errored)
+    path = tau2_497_file(tmp_path, model, solved, all_errored)
     dropped, counted = pass_hat_4(path, "--errors", "exclude"), pass_hat_4(path, "--errors", "fail")
     assert f"{100 * dropped['estimate']:.2f}" == excluded  # type: ignore[operator]
     assert f"{100 * counted['estimate']:.2f}" == failed  # type: ignore[operator]
@@ -103,7 +87,7 @@ def test_score_gives_both_published_numbers_of_tau2_bench_497_and_says_which(
 
 
 def test_the_plugin_convention_is_a_third_number_on_the_same_file(tmp_path: Path) -> None:
-    path = tau2_file(tmp_path, "grok-4-1-fast", 5, 1)
+    path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     plugin = pass_hat_4(path, "--errors", "fail", "--pass-hat-k", "plugin")
     # (2/4)^4 = 1/16 for each of the 91 tasks solved 2 of 4, where C(2,4)/C(4,4) = 0; 0 for the errored task
     assert plugin["estimate"] == pytest.approx(float((5 + Fraction(91, 16)) / 97), rel=1e-12)
@@ -116,7 +100,7 @@ def test_tau_bench_display_metrics_through_score_is_the_fail_convention(tmp_path
     """tau-bench's run.py scores a run that raised 0 and averages C(c,k)/C(n,k) over tasks."""
     rewards = {0: [1.0, 1.0, 1.0], 1: [1.0, None, 1.0], 2: [0.0, 1.0, 1.0], 3: [None, None, None]}
     path = tmp_path / "tool-calling-gpt-4o-0.0_range_0-4_user-gpt-4o-llm_1122203000.json"
-    path.write_text(json.dumps(fixtures().tau_bench_run(rewards)))
+    path.write_text(json.dumps(tau_fixtures().tau_bench_run(rewards)))
     c = [sum(1 for r in runs if r == 1.0) for runs in rewards.values()]
     code, out, err = cli(
         "score", str(path), "--metric", "pass^k", "--k", "1,2,3", "--errors", "fail", "-f", "json"
@@ -130,7 +114,7 @@ def test_tau_bench_display_metrics_through_score_is_the_fail_convention(tmp_path
 
 
 def test_every_format_states_the_convention(tmp_path: Path) -> None:
-    path = tau2_file(tmp_path, "grok-4-1-fast", 5, 1)
+    path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     args = ["score", str(path), "--metric", "pass@k,pass^k", "--k", "1,2", "--errors", "fail"]
     code, markdown, _ = cli(*args, "-f", "markdown")
     assert code == 0 and f"- {UNBIASED}; {FAILED}" in markdown
@@ -177,7 +161,7 @@ def test_plugin_intervals_and_what_is_refused(tmp_path: Path) -> None:
 
 
 def test_compare_and_the_run_state_their_convention(tmp_path: Path) -> None:
-    path = tau2_file(tmp_path, "grok-4-1-fast", 5, 1)
+    path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     code, out, _ = cli("compare", str(path), str(path), "--metric", "pass^k", "--k", "4", "-f", "json")
     assert code == 0 and json.loads(out)["comparisons"][0]["convention"]["errored_trials"] == EXCLUDED
     code, out, _ = cli("compare", str(path), str(path), "--metric", "pass^k", "--k", "4", "--errors", "fail")

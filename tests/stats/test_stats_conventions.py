@@ -16,38 +16,20 @@ the fixtures carry counts consistent with the published figures, not the models'
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from fractions import Fraction
 from math import comb
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.results._tau import tau2_497_file, tau_fixtures
 from trialscore.compat.scoring import pass_to_the_k
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.results import read_counts
 from trialscore.results.counts import GroupCounts
 from trialscore.stats import pass_hat_k_stated
-
-MAKER = Path(__file__).parent.parent / "results" / "fixtures" / "tau-bench" / "make_fixtures.py"
-
-
-def fixtures() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tau_fixtures", MAKER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int) -> Path:
-    """A tau2-bench Results file with #497's counts (the fixture builder's ``tau2_497_results``)."""
-    path = tmp_path / f"{model}_banking_knowledge_4trials.json"
-    path.write_text(json.dumps(fixtures().tau2_497_results(model, solved, all_errored)))
-    return path
 
 
 def group(path: Path, errors: str) -> GroupCounts:
@@ -62,7 +44,7 @@ def group(path: Path, errors: str) -> GroupCounts:
 def test_tau2_bench_497_both_published_numbers(
     tmp_path: Path, model: str, solved: int, all_errored: int, excluded: str, failed: str
 ) -> None:
-    path = tau2_file(tmp_path, model, solved, all_errored)
+    path = tau2_497_file(tmp_path, model, solved, all_errored)
     dropped = pass_hat_k_stated(group(path, "exclude"), 4)
     counted = pass_hat_k_stated(group(path, "fail"), 4)
     assert f"{100 * dropped.value:.2f}" == excluded
@@ -76,7 +58,7 @@ def test_tau2_bench_497_both_published_numbers(
 
 
 def test_plugin_convention_on_the_same_file_gives_a_third_number(tmp_path: Path) -> None:
-    path = tau2_file(tmp_path, "grok-4-1-fast", 5, 1)
+    path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     plugin = pass_hat_k_stated(group(path, "fail"), 4, "plugin")
     # (2/4)^4 = 1/16 for each of the 91 flaky tasks, where C(2,4)/C(4,4) = 0
     assert plugin.value == pytest.approx((5 + 91 / 16) / 97)
@@ -87,7 +69,7 @@ def test_tau_bench_display_metrics_is_the_fail_convention(tmp_path: Path) -> Non
     """tau-bench's run.py scores a run that raised 0 and divides by the number of trials."""
     rewards = {0: [1.0, 1.0, 1.0], 1: [1.0, None, 1.0], 2: [0.0, 1.0, 1.0], 3: [None, None, None]}
     path = tmp_path / "tool-calling-gpt-4o-0.0_range_0-4_user-gpt-4o-llm_1122203000.json"
-    path.write_text(json.dumps(fixtures().tau_bench_run(rewards)))
+    path.write_text(json.dumps(tau_fixtures().tau_bench_run(rewards)))
     c = [sum(1 for r in runs if r == 1.0) for runs in rewards.values()]
     for k in (1, 2, 3):
         display = sum(Fraction(comb(ci, k), comb(3, k)) for ci in c) / len(c)
