@@ -21,7 +21,7 @@ from _scale import counts_data, trial_table, write_parquet
 from typer.testing import CliRunner
 
 from trialscore.cli import app
-from trialscore.core.metrics import METRICS, Metric, metric_names
+from trialscore.core.metrics import Metric, metric_names, resolve_metric
 from trialscore.errors import EvaluationError, MissingColumnError
 from trialscore.report.context import ReportContext, ReportSettings
 from trialscore.report.panels import PANELS
@@ -31,6 +31,8 @@ from trialscore.results.counts_table import check_served, graded_means
 from trialscore.results.reduce import reduce_trials
 
 runner = CliRunner()
+#: The metrics built from counts (those of trial values, such as cost per success, need each trial).
+OF_COUNTS = [name for name in metric_names() if resolve_metric(name, trial_values=True).needs == "counts"]
 
 
 def cli(*args: str, code: int = 0) -> str:
@@ -91,7 +93,7 @@ def test_score_of_a_counts_table_equals_the_trials_for_every_metric_and_interval
         counts_path = tmp_path / "one.counts.parquet"
         reduce_trials([raw_path], counts_path)
         ks = "1"
-    metrics = ",".join(name for name in metric_names() if METRICS[name].needs == "counts")  # what counts hold
+    metrics = ",".join(OF_COUNTS)
     args = ["--metric", metrics, "--k", ks, "--ci", ci, "--resamples", "400", "-f", "json"]
     raw = cli("score", str(raw_path), *args)
     counted = cli("score", str(counts_path), *args)
@@ -288,12 +290,11 @@ def test_a_bad_counts_table_is_one_line_naming_the_file_row_field_and_rule(runs,
 
 
 def test_a_counts_table_serves_metrics_of_counts_and_refuses_those_of_trial_values():
-    for name in metric_names():
-        if METRICS[name].needs == "counts":
-            assert check_served(name).name == name
-        else:  # cost-per-success and the other registered metrics of trial values
-            with pytest.raises(EvaluationError, match=f"metric {name} needs a value of every trial"):
-                check_served(name)
+    for name in OF_COUNTS:
+        assert check_served(name).name == name
+    for name in set(metric_names()) - set(OF_COUNTS):  # the per-success metrics
+        with pytest.raises(EvaluationError, match=rf"metric {name} needs a value of every trial"):
+            check_served(resolve_metric(name, trial_values=True))
     cost = Metric("cost", "mean cost of a trial", needs_k=False, needs="trial values", credit=None)
     with pytest.raises(
         EvaluationError, match=r"metric cost needs a value of every trial .* a counts table holds"

@@ -183,7 +183,7 @@ def _human_score(
     from trialscore.results.labels import read_labels, unknown_cases
 
     labels = read_labels(human)
-    (counts,) = read_together([list(files)], by, read, detail=(), keep_target=True)
+    (counts,) = read_together([list(files)], by, read, detail=())
     unknown_cases(labels, _known(counts))
     extras = Extras()
     groups = []
@@ -346,7 +346,7 @@ def _human_compare(
         raise EvaluationError(f"--human corrects pass@1 (avg), pass@k and pass^k; got --metric {metric}")
     size = 1 if name == "pass@1" else (k or 1)
     labels = [read_labels(path) for path in humans]
-    first, second = read_together([[baseline], [candidate]], by, read, detail=(), keep_target=True)
+    first, second = read_together([[baseline], [candidate]], by, read, detail=())
     for found in labels:
         unknown_cases(
             found,

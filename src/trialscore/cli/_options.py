@@ -453,7 +453,6 @@ def read_together(
     options: ReadOptions,
     split: Sequence[str] = (),
     detail: Detail = False,
-    keep_target: bool = False,
 ) -> list[ItemCounts]:
     """Each input's counts (a baseline and a candidate, the runs of a history), grouped alike.
 
@@ -461,7 +460,7 @@ def read_together(
     with ``split`` (e.g. ``suite``, ``target``), by each of those columns whose value differs
     anywhere (:func:`~trialscore.results.readers.read_counts_together`).  Stored runs are named
     as in :func:`read_counts`.  ``detail`` keeps each trial's fields too (the per-success metrics),
-    the groups as without it, unless ``keep_target`` (human labels name the target they label).
+    the groups as without it.
     """
     from trialscore.results import progress
     from trialscore.results.readers import read_counts_together
@@ -482,7 +481,8 @@ def read_together(
             detail=detail,
             graders=options.per_grader,
         )
-    if detail is not False and not keep_target:
+    if detail:  # fields asked for (the per-success metrics): grouped as without them; the bare
+        # trials (detail=(), the judged commands) keep the target that labels are matched by
         from trialscore.results.per_success import without_single_target
 
         read = without_single_target(read, by)

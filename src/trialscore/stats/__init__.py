@@ -28,8 +28,8 @@ Can the judge be trusted? (docs/judges.md)
     :func:`ppi_paired_interval` (human labels correcting the judge, the item as the unit).
 What does a solved task cost? (docs/agents.md)
     :func:`per_success` / :func:`item_totals` (cost, latency, tokens, steps per success),
-    :func:`cost_success_front` (the Pareto front with its probabilities), :func:`paired_ratio` and
-    :func:`compare_per_success` (two runs' ratio), :func:`cost_non_inferiority`,
+    :func:`cost_success_front` (the Pareto front with its probabilities), :func:`paired_ratio` /
+    :func:`compare_per_success` (two runs' cost per success, paired by item), :func:`cost_non_inferiority`,
     :func:`pass_hat_k_stated` (pass^k with its convention named).
 Helpers
     :func:`normal_quantile`.

@@ -55,7 +55,7 @@ about a drift of 0.02.
 >>> result.verdict, result.design, result.slope < 0, result.slope_p < 0.025
 ('declining', 'paired', True, True)
 >>> round(result.slope_mdd, 4), round(result.change_mdd, 4)  # drift per run, one-off change: 80% power
-(0.0262, 0.0999)
+(0.0264, 0.0999)
 """
 
 from __future__ import annotations
