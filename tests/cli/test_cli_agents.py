@@ -180,6 +180,13 @@ def test_compare_non_inferior_per_grader_and_on_cost(runs: dict[str, Path]) -> N
     )
 
 
+def test_per_grader_refuses_human_labels(runs: dict[str, Path], tmp_path: Path) -> None:
+    labels = tmp_path / "labels.csv"
+    labels.write_text("case_id,trial,target,passed\ntrip-00-paris,0,careful,true\n")
+    code, _, err = cli("score", str(runs["careful"]), "--per-grader", "--human", str(labels))
+    assert code == 2 and "--human labels a trial's verdict, not each grader's: drop --per-grader" in err
+
+
 def test_per_grader_needs_the_graders_of_the_trials(tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
     path.write_text("case_id,trial,passed\na,0,1\na,1,0\n")

@@ -261,6 +261,15 @@ def _split_section(split: JudgeSplit) -> Section:
     )
 
 
+def _one_verdict(read: ReadOptions, labelled: bool) -> None:
+    """Human labels judge the trial, not each grader: --human refuses --per-grader."""
+    if labelled and read.per_grader:
+        raise EvaluationError(
+            "--human labels a trial's verdict, not each grader's: drop --per-grader (or score per grader "
+            "without --human)"
+        )
+
+
 def score_extras(
     files: Sequence[Path],
     by: Sequence[str],
@@ -273,6 +282,7 @@ def score_extras(
     from trialscore.results.judge_split import judge_splits
     from trialscore.results.judged import JUDGE_ONLY, judged_inputs, trial_records
 
+    _one_verdict(read, human is not None)
     inputs = resolved(files, read)
     extras = _human_score(files, by, read, human, ks, level) if human is not None else Extras()
     if not judged_inputs(inputs):
@@ -321,6 +331,7 @@ def compare_extras(
             extras.payload["calibration"] = JUDGE_ONLY
             extras.footer.append(f"{JUDGE_ONLY} (compare --human LABELS corrects it)")
         return extras
+    _one_verdict(read, True)
     if len(humans) > 2:
         raise EvaluationError(f"--human takes one labels file, or one for each run; got {len(humans)}")
     return _human_compare(baseline, candidate, by, read, humans, metric, k, level)
