@@ -19,11 +19,12 @@ $(STAMP): $(BASE)
 	touch $(STAMP)
 
 # The main job on embedded defaults: run the bundled suite against the seeded
-# simulated agent (5 trials a case, no network, no keys), then score its trials.
+# simulated agent (5 trials a case, no network, no keys), its report written live while
+# it goes (demo-output/report.html reloads itself in a browser until the run ends), then
+# score its trials.
 demo: $(BASE)
-	$(BIN)/trialscore run --demo --out demo-output
+	$(BIN)/trialscore run --demo --out demo-output --report demo-output/report.html
 	$(BIN)/trialscore score demo-output/trials.jsonl --k 1,3,5
-	$(BIN)/trialscore report demo-output --out demo-output/report.html
 
 # The browser the report tests drive (headless Chromium, Debian package); idempotent.  Offline
 # machines tolerate the failure: the browser tests are then skipped with a loud reason.

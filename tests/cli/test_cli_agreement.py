@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli._judged import judged_line
 from trialscore.cli import app
-from trialscore.results.records import GraderResult, JudgeGrade, TrialRecord
+from trialscore.results.records import JudgeGrade, TrialRecord
 
 runner = CliRunner()
 #: What the mock model answers to ``N+N?`` by N mod 3: exact, in words (only includes passes), wrong.
@@ -41,16 +42,7 @@ def _judged_run(path: Path, items: int = 60, trials: int = 3, seed: int = 0) -> 
                         calls.append(JudgeGrade(judge=judge, repeat=r, score=float(said), passed=said))
                         grades[(f"q{i}", target, t, judge, r)] = float(said)
                 passed = float(np.mean([c.passed for c in calls if c.passed is not None])) >= 0.5
-                result = GraderResult(name="judge", score=float(passed), passed=passed, calls=tuple(calls))
-                record = TrialRecord(
-                    case_id=f"q{i}",
-                    trial=t,
-                    target=target,
-                    passed=passed,
-                    verdict="pass" if passed else "fail",
-                    grader_results=(result,),
-                )
-                lines.append(record.to_json_line())
+                lines.append(judged_line(f"q{i}", t, target, calls, passed))
     path.write_text("\n".join(lines) + "\n")
     return grades
 

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from tests.cli._judged import judged_line
 from trialscore.cli import app
 from trialscore.results.judged import JUDGE_ONLY
-from trialscore.results.records import GraderResult, JudgeGrade, TrialRecord
+from trialscore.results.records import JudgeGrade
 from trialscore.stats import ppi_interval, ppi_paired_interval
 
 runner = CliRunner()
@@ -40,16 +41,7 @@ def _judged(folder: Path, targets: dict[str, float], seed: int = 1) -> dict[str,
                     calls.append(JudgeGrade(judge="gpt", repeat=r, score=float(said), passed=said))
                 passed = calls[0].passed is True
                 verdict[i, t] = passed
-                result = GraderResult(name="judge", score=float(passed), passed=passed, calls=tuple(calls))
-                record = TrialRecord(
-                    case_id=f"q{i:03d}",
-                    trial=t,
-                    target=target,
-                    passed=passed,
-                    verdict="pass" if passed else "fail",
-                    grader_results=(result,),
-                )
-                lines.append(record.to_json_line())
+                lines.append(judged_line(f"q{i:03d}", t, target, calls, passed))
         (folder / target).mkdir(parents=True)
         (folder / target / "trials.jsonl").write_text("\n".join(lines) + "\n")
         every += lines

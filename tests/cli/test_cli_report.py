@@ -35,6 +35,25 @@ def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> Non
     assert html.count('<tr data-s="') == 13 and "sim-agent" in html
 
 
+def test_run_report_that_cannot_be_written_is_a_warning(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("a file, not a folder")
+    page = tmp_path / "file" / "report.html"
+    store, out = tmp_path / "s.sqlite", tmp_path / "out"
+    args = ["run", "--demo", "--store", str(store), "--out", str(out), "--no-progress", "--report", str(page)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output  # the run stands
+    assert (
+        f"warning: {str(page)!r}: cannot write the report: Not a directory; the run is stored"
+        in result.output
+    )
+    assert (out / "trials.jsonl").is_file() and f"report: {page}" not in result.output
+    run_id = json.loads((out / "summary.json").read_text())["run_id"]
+    assert f"`trialscore report {run_id} --store {store} --out FILE` writes its report" in result.output
+    written = runner.invoke(app, ["report", run_id, "--store", str(store), "--out", str(tmp_path / "r.html")])
+    assert written.exit_code == 0, written.output
+    assert (tmp_path / "r.html").read_text(encoding="utf-8").count('<tr data-s="') == 13
+
+
 def _asked(html: str) -> dict[str, list[str | None]]:
     """Case id -> [input, expected] as the page embeds them for the drawer."""
     data = json.loads(

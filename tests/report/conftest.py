@@ -257,6 +257,30 @@ def write_records(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
+def dated_runs(
+    folder: Path, cases: int, falling: int, steady_passes: int, month: int, late: bool
+) -> list[Path]:
+    """Ten daily runs of ``cases`` cases, 10 trials each: the first ``falling`` (category ``falling``)
+    pass one trial fewer each run (10, 9, ... 1), the others (``steady``) pass ``steady_passes``;
+    ``late``: the last case joins at the second run."""
+    runs = []
+    for index in range(10):
+        rows = [
+            {
+                "case_id": f"case-{case}",
+                "trial": trial,
+                "target": "m",
+                "category": "falling" if case < falling else "steady",
+                "verdict": "pass" if trial < (10 - index if case < falling else steady_passes) else "fail",
+                "started_at": f"2025-{month:02d}-{index + 1:02d}T09:00:00Z",
+            }
+            for case in range(cases - 1 if late and index == 0 else cases)
+            for trial in range(10)
+        ]
+        runs.append(write_records(folder / f"r{index}.jsonl", rows))
+    return runs
+
+
 def _call(name: str, **arguments: object) -> dict[str, object]:
     return {"name": name, "arguments": arguments}
 

@@ -7,6 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.report.conftest import dump_dom, needs_browser, write_trials
 from tests.report.test_report_report import PAYLOADS, payload_run
 from trialscore.report import write_report
@@ -112,22 +114,34 @@ CHART_TEXT = """Array.from(document.querySelectorAll('svg.chart text')).map(t =>
     t.textContent])"""
 
 
-def test_chart_text_is_readable_and_no_label_is_clipped(tmp_path: Path, open_page) -> None:
-    """At 100% zoom every chart text is at least 11 px (at a desktop width and at a narrow one), and
-    every label lies inside its chart: the trends chart's last date included."""
+@pytest.mark.parametrize("days", [(6, 13, 20), tuple(range(1, 13))], ids=["3 runs", "12 runs"])
+def test_chart_text_is_readable_and_no_label_is_clipped(
+    tmp_path: Path, open_page, days: tuple[int, ...]
+) -> None:
+    """At 100% zoom every chart text is at least 11 px (at a desktop width, a narrow one, a phone's, and
+    printed at A4's width: a chart too wide for its box scrolls rather than shrink its text), and every
+    label lies inside its chart: the trends chart's last date included."""
     runs = [
-        write_trials(tmp_path / f"r{i}.jsonl", 30, 6, seed=i, targets=("model-a", "model-b"), started=day)
-        for i, day in enumerate(["2025-01-06T10:00:00Z", "2025-01-13T10:00:00Z", "2025-01-20T10:00:00Z"])
+        write_trials(
+            tmp_path / f"r{i}.jsonl",
+            30,
+            6,
+            seed=i,
+            targets=("model-a", "model-b"),
+            started=f"2025-01-{day:02d}",
+        )
+        for i, day in enumerate(days)
     ]
     page = open_page(write_report(tmp_path / "r.html", runs))
-    for width in (1280, 800):
+    for media, width in (("screen", 1280), ("screen", 800), ("screen", 400), ("print", 718)):
         page.send(
             "Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False
         )
+        page.send("Emulation.setEmulatedMedia", media=media)
         texts = page.eval(CHART_TEXT)
-        assert {text for *_, text in texts} >= {"2025-01-06", "2025-01-20", "k", "run date"}
+        assert {text for *_, text in texts} >= {f"2025-01-{days[-1]:02d}", "k", "run date"}
         for size, left, right, chart_width, text in texts:
-            assert size >= 11, (width, text, size)
+            assert size >= 11, (media, width, text, size)
             assert 0 <= left and right <= chart_width, (width, text, left, right, chart_width)
     assert page.problems() == []
 

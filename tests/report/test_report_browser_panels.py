@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.conftest import agent_runs, needs_browser, write_records
+from tests.report.conftest import agent_runs, dated_runs, needs_browser
 from tests.report.test_report_report import PAYLOADS, payload_run
 from trialscore.report import write_report
 
@@ -148,21 +148,7 @@ def test_tool_call_strips(agent_page: Path, open_page: Any) -> None:
 
 
 def test_heat_map(tmp_path: Path, open_page: Any) -> None:
-    runs = []
-    for index in range(10):
-        rows = [
-            {
-                "case_id": f"case-{case}",
-                "trial": trial,
-                "target": "m",
-                "category": "falling" if case < 3 else "steady",
-                "verdict": "pass" if trial < (10 - index if case < 3 else 10) else "fail",
-                "started_at": f"2025-03-{index + 1:02d}T09:00:00Z",
-            }
-            for case in range(6)
-            for trial in range(10)
-        ]
-        runs.append(write_records(tmp_path / f"r{index}.jsonl", rows))
+    runs = dated_runs(tmp_path, 6, falling=3, steady_passes=10, month=3, late=False)
     page = open_page(write_report(tmp_path / "r.html", runs))
     assert page.eval("document.querySelectorAll('#heat tbody td').length") == 60
     assert page.eval("Array.from(document.querySelectorAll('#heat thead time')).map(t => t.dateTime)") == [
@@ -180,28 +166,85 @@ def test_heat_map(tmp_path: Path, open_page: Any) -> None:
     _clean(page)
 
 
-#: Every element's own text (not its children's) with its rendered font size in CSS px.
-TEXT_SIZES = """Array.from(document.querySelectorAll('body *')).filter(e =>
-    Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
-  .map(e => [e.tagName, parseFloat(getComputedStyle(e).fontSize), e.textContent.slice(0, 30)])"""
+#: The page's text elements (those with text of their own, shown).
+TEXTS = """Array.from(document.querySelectorAll('body *')).filter(e => e.getClientRects().length &&
+    Array.from(e.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()))"""
+#: Every text element with its rendered font size in CSS px (a chart's text as its chart is drawn).
+TEXT_SIZES = f"""{TEXTS}.map(e => {{
+    let size = parseFloat(getComputedStyle(e).fontSize);
+    if (e instanceof SVGElement) {{ const m = e.getScreenCTM(); size *= Math.hypot(m.b, m.d); }}
+    return [e.tagName, size, e.textContent.slice(0, 30)];
+  }})"""
+#: Every text element with the contrast ratio of its colour on its background (WCAG 2: relative
+#: luminances L1 >= L2, (L1 + 0.05) / (L2 + 0.05)); translucent backgrounds laid over what is below.
+CONTRAST = f"""(() => {{
+  const parse = c => {{
+    const m = c.match(/^rgba?\\(([^)]+)\\)/) || c.match(/^color\\(srgb ([^)]+)\\)/);
+    const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number);
+    const scale = c.startsWith('rgb') ? 255 : 1;
+    return [p[0] / scale, p[1] / scale, p[2] / scale, p.length > 3 ? p[3] : 1];
+  }};
+  const over = (top, under) =>
+    top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const lum = c => c.slice(0, 3).map(v => v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4))
+    .reduce((sum, v, i) => sum + [0.2126, 0.7152, 0.0722][i] * v, 0);
+  const background = e => {{
+    const layers = [];
+    for (let n = e; n; n = n.parentElement) {{
+      const c = parse(getComputedStyle(n).backgroundColor);
+      if (c[3] > 0) layers.push(c);
+      if (c[3] >= 1) break;
+    }}
+    let below = [1, 1, 1, 1];  // the paper, or the canvas behind a page with no background
+    while (layers.length) below = over(layers.pop(), below);
+    return below;
+  }};
+  return {TEXTS}.map(e => {{
+    const style = getComputedStyle(e), below = background(e);
+    const a = lum(over(parse(e instanceof SVGElement ? style.fill : style.color), below)), b = lum(below);
+    return [e.tagName, e.getAttribute('class'), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05),
+      e.textContent.slice(0, 30)];
+  }});
+}})()"""
 
 
 def test_reading_text_size_themes_print_and_keyboard(tmp_path: Path, open_page: Any) -> None:
     before, now = agent_runs(tmp_path)
     page = open_page(write_report(tmp_path / "r.html", [before, now], baseline=before), "#case=agent")
     page.until(DRAWER_OPEN)
-    for media in ("screen", "print"):
+    # no text under 11 px at 100% zoom: on a wide and a narrow screen, a phone, and printed (A4's width)
+    for media, width in (("screen", 1280), ("screen", 800), ("screen", 400), ("print", 718)):
+        page.send(
+            "Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False
+        )
         page.send("Emulation.setEmulatedMedia", media=media)
         small = [entry for entry in page.eval(TEXT_SIZES) if entry[1] < 11]
-        assert small == [], (media, small[:5])
+        assert small == [], (media, width, small[:5])
+    page.send("Emulation.setDeviceMetricsOverride", width=1280, height=900, deviceScaleFactor=1, mobile=False)
+    # light and dark: every text at least 4.5:1 against its background (WCAG AA)
+    colours = {}
+    for scheme in ("light", "dark"):
+        page.send(
+            "Emulation.setEmulatedMedia",
+            media="screen",
+            features=[{"name": "prefers-color-scheme", "value": scheme}],
+        )
+        colours[scheme] = page.eval("getComputedStyle(document.body).backgroundColor")
+        faint = [entry for entry in page.eval(CONTRAST) if entry[2] < 4.5]
+        assert faint == [], (scheme, faint[:5])
+    assert colours == {"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}
+    # printed from a dark browser: dark text on the paper (browsers print no background)
+    page.send(
+        "Emulation.setEmulatedMedia",
+        media="print",
+        features=[{"name": "prefers-color-scheme", "value": "dark"}],
+    )
+    assert page.eval("getComputedStyle(document.body).color") == "rgb(29, 33, 39)"
     page.send("Emulation.setEmulatedMedia", media="screen")
-    light = page.eval("getComputedStyle(document.body).backgroundColor")
-    page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": "dark"}])
-    dark = page.eval("getComputedStyle(document.body).backgroundColor")
-    assert light == "rgb(255, 255, 255)" and dark == "rgb(13, 17, 23)"
-    # keyboard: Escape closes the drawer, Enter on a focused case opens it
+    # keyboard: Escape closes the drawer (focus back on its case), Enter on a focused case opens it
     page.send("Input.dispatchKeyEvent", type="keyDown", key="Escape", code="Escape", windowsVirtualKeyCode=27)
     assert page.eval("document.getElementById('drawer').hidden") is True
+    assert page.eval("document.activeElement.textContent") == "agent"
     page.eval(
         "Array.from(document.querySelectorAll('button.case')).find(b => b.textContent === 'errors').focus()"
     )
@@ -211,6 +254,15 @@ def test_reading_text_size_themes_print_and_keyboard(tmp_path: Path, open_page: 
     page.send("Input.dispatchKeyEvent", type="keyUp", **enter)
     page.until("document.getElementById('drawer-title').textContent === 'errors (m)'")
     assert page.eval("document.activeElement.id") == "drawer-close"
+    # Tab goes on into the drawer's content (its links and controls)
+    page.send("Input.dispatchKeyEvent", type="keyDown", key="Tab", code="Tab", windowsVirtualKeyCode=9)
+    assert page.eval("document.getElementById('drawer-body').contains(document.activeElement)") is True
+    # a column's header sorts from the keyboard
+    page.send("Input.dispatchKeyEvent", type="keyDown", key="Escape", code="Escape", windowsVirtualKeyCode=27)
+    page.eval("document.querySelector('#case-table th button[data-k=\"4\"]').focus()")
+    page.send("Input.dispatchKeyEvent", type="keyDown", text="\r", **enter)
+    page.send("Input.dispatchKeyEvent", type="keyUp", **enter)
+    assert page.eval("document.activeElement.parentNode.getAttribute('aria-sort')") == "ascending"
     _clean(page)
 
 

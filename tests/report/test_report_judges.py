@@ -107,4 +107,5 @@ def test_the_panel_opens_offline_without_problems(tmp_path: Path, flipping: Path
         and "The judge against human labels" in text
         and "gpt with itself" in text
     )
+    assert "judge: gpt, claude on 20 items" in text and "\nm\t8/20\t" in text  # the counts, not dict methods
     assert page.problems() == []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.report.conftest import AGENT_TRIALS, agent_runs, write_records, write_trials
+from tests.report.conftest import AGENT_TRIALS, agent_runs, dated_runs, write_records, write_trials
 from tests.report.test_report_report import page_data
 from trialscore.report import ReportSettings, build_report
 from trialscore.report.calls import calls_of, divergence
@@ -174,21 +174,7 @@ def test_side_by_side_headline_at_one_k(tmp_path: Path) -> None:
 
 
 def test_heat_map_of_ten_runs_with_the_trend_per_category(tmp_path: Path) -> None:
-    runs = []
-    for index in range(10):
-        rows = [
-            {
-                "case_id": f"case-{case}",
-                "trial": trial,
-                "target": "m",
-                "category": "falling" if case < 4 else "steady",
-                "verdict": "pass" if trial < (10 - index if case < 4 else 7) else "fail",
-                "started_at": f"2025-02-{index + 1:02d}T09:00:00Z",
-            }
-            for case in range(8 if index else 7)  # case-7 joins at the second run
-            for trial in range(10)
-        ]
-        runs.append(write_records(tmp_path / f"r{index}.jsonl", rows))
+    runs = dated_runs(tmp_path, 8, falling=4, steady_passes=7, month=2, late=True)  # case-7 joins at run 2
     html = build_report(runs)
     heat = page_data(html)["trends"]
     assert [run[0] for run in heat["runs"]] == [f"2025-02-{day:02d}" for day in range(1, 11)]

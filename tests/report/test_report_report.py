@@ -13,7 +13,8 @@ import pytest
 from tests.report.conftest import write_trials
 from trialscore.errors import EvaluationError
 from trialscore.report import ReportSettings, build_report
-from trialscore.report.render import safe_json, unpack
+from trialscore.report.packing import unpack
+from trialscore.report.render import safe_json
 from trialscore.report.runs import read_run
 from trialscore.results.trials import OUTPUT_CHARS, OUTPUT_TEXT_CHARS
 

@@ -1,8 +1,12 @@
-"""Shared by the reader tests: per-item counts as a dict, and ``score -f json`` run in-process."""
+"""Shared by the reader tests: per-item counts as a dict, ``score -f json`` run in-process, and the
+peak memory of a child process that reads a file."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
@@ -35,3 +39,25 @@ def pass1(report: dict[str, Any]) -> dict[str, float]:
         group["label"]: next(m for m in group["metrics"] if m["label"] == "pass@1")["estimate"]
         for group in report["groups"]
     }
+
+
+_READ = """
+import resource, sys
+from trialscore.results.readers import read_counts
+counts = read_counts([sys.argv[1]], by=tuple(filter(None, sys.argv[2].split(","))))
+print(counts.stats.rows_read, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def reading_peak(path: Path, by: tuple[str, ...] = ()) -> tuple[int, float]:
+    """(rows read, peak RSS in MB) of a fresh Python that reads ``path`` with ``read_counts`` (``by``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _READ, str(path), ",".join(by)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows, peak = done.stdout.split()
+    return int(rows), int(peak) / 1024

@@ -15,6 +15,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from _big_logs import big_lm_eval, lm_eval_truth
+from _readers import reading_peak
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -187,3 +189,27 @@ def test_one_output_path_per_seed_makes_each_run_folder_a_trial() -> None:
         metric = {"tiny_mc": "acc,none", "tiny_gen": "exact_match,none"}[key["category"]]
         recorded = json.loads(results.read_text())["results"][key["category"]][metric]
         assert group.c.sum() / group.n.sum() == pytest.approx(recorded)
+
+
+# ------------------------------------------------------------- large samples files, read a line at a time
+
+
+def test_grown_samples_files_count_what_their_lines_say(tmp_path):
+    """lm_eval 0.4.13's samples grown to 3 runs of 1,500 docs (tests/results/_big_logs.py): each doc's
+    graded, passed and errored trials over the runs."""
+    folder = big_lm_eval(tmp_path / "model-a", 1500, runs=3, text_chars=100)
+    truth = lm_eval_truth(1500, runs=3)
+    assert _counts(folder) == {(item,): value for item, value in truth.items()}
+    assert sum(value[2] for value in truth.values()) > 0
+
+
+@pytest.mark.timeout(300)
+def test_a_samples_file_is_read_one_line_at_a_time_not_whole(tmp_path):
+    """Memory grows with the number of docs, not with the file: 2,000 lines of 32 KB of prompt and output
+    (64 MB) take about the memory of the same docs with no text (measured in child processes)."""
+    big = big_lm_eval(tmp_path / "big" / "model-a", 2000, text_chars=32_000)
+    small = big_lm_eval(tmp_path / "small" / "model-a", 2000, text_chars=10)
+    size = sum(path.stat().st_size for path in big.iterdir()) / 2**20
+    (rows, peak), (small_rows, small_peak) = reading_peak(big), reading_peak(small)
+    assert rows == small_rows == 2000 and size > 60
+    assert peak - small_peak < size / 4, (peak, small_peak, size)

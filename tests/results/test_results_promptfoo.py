@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from _readers import by_item
+from _big_logs import big_promptfoo, promptfoo_truth
+from _readers import by_item, reading_peak
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -183,3 +184,39 @@ def test_each_assertion_is_its_own_scorer_as_promptfoo_counts_it():
             assert int(groups[f"{prompt['provider']}|{metric}"].c.sum()) == passes
     picked = read_counts([NEW / "several.csv"], by=["target"], scorer="short")
     assert {item for _, item in by_item(picked)} == {"flaky", "unstable"}
+
+
+# ------------------------------------------------------------- large output, read one result at a time
+
+
+def test_a_grown_document_counts_what_its_results_say(tmp_path):
+    """promptfoo 0.123.1's document grown to 3,000 results (tests/results/_big_logs.py): per target,
+    scorer and test, the graded, passed and errored trials the results record."""
+    path = big_promptfoo(tmp_path / "results.json", 3000, text_chars=200)
+    counts = read_counts([path], by=("target", "scorer"))
+    assert by_item(counts) == {key: tuple(value) for key, value in promptfoo_truth(3000).items()}
+    assert counts.stats.rows_errored == sum(value[2] for value in promptfoo_truth(3000).values()) > 0
+
+
+@pytest.mark.timeout(300)
+def test_a_document_is_read_one_result_at_a_time_not_whole(tmp_path):
+    """Memory grows with the number of results, not with the document: a document of 2,000 results with
+    32 KB of text each (64 MB: over the 48 MiB a document may be parsed whole) takes about the memory
+    of the same results with no text (measured in child processes)."""
+    big = big_promptfoo(tmp_path / "big.json", 2000, text_chars=32_000)
+    small = big_promptfoo(tmp_path / "small.json", 2000, text_chars=10)
+    size = big.stat().st_size / 2**20
+    by = ("target", "scorer")
+    (rows, peak), (small_rows, small_peak) = reading_peak(big, by), reading_peak(small, by)
+    assert rows == small_rows > 5900 and size > 60
+    assert peak - small_peak < size / 4, (peak, small_peak, size)
+
+
+def test_a_document_whose_results_moved_names_the_field(tmp_path):
+    document = json.loads((NEW / "several.json").read_text())
+    document["results"]["rows"] = document["results"].pop("results")  # a future promptfoo, say
+    path = tmp_path / "moved.json"
+    path.write_text(json.dumps(document))
+    result = runner.invoke(app, ["score", str(path), "--from", "promptfoo"])
+    assert result.exit_code == 2
+    assert f"{path}: field 'results.results' is missing" in " ".join(result.output.split())

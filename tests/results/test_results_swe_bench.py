@@ -119,3 +119,31 @@ def test_other_formats_are_not_taken_for_swe_bench(tmp_path: Path) -> None:
         assert detect_format(path).NAME != "swe-bench", name
     others = [path for path in FIXTURES.rglob("*") if "swe-bench" not in path.parts]
     assert not [path for path in others if FORMATS["swe-bench"].sniff(path)]
+
+
+def test_a_report_of_another_schema_version_names_the_field_and_the_version(tmp_path: Path) -> None:
+    """swebench 5.0.2 (the newest release, which wrote the fixtures) writes schema_version 2; a report
+    whose lists moved in a later schema is refused naming the field and the versions read."""
+    data = json.loads(GPT[0].read_text(encoding="utf-8"))
+    assert data["schema_version"] == 2
+    data["schema_version"] = 3
+    data["outcomes"] = {"resolved": data.pop("resolved_ids")}
+    path = tmp_path / "gpt-4o.run-1.json"
+    path.write_text(json.dumps(data, indent=4), encoding="utf-8")
+    result = runner.invoke(app, ["score", str(path)])
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())
+    assert f"{path}: field 'resolved_ids' must be a list of instance ids; got None" in message
+    assert (
+        "the report has schema_version 3; trialscore reads SWE-bench run reports of schema_version 2"
+        in message
+    )
+
+
+def test_ambiguous_failures_stay_failures_as_swe_bench_counts_them() -> None:
+    """make_run_report (swebench 5.0.2) lists an ambiguous failure besides unresolved_ids, "purely
+    additive": it is the model's failure; only infra_failure_ids (the environment broke) is errored."""
+    data = json.loads(GPT[1].read_text(encoding="utf-8"))
+    assert "ambiguous_failure_ids" in data and data["infra_failure_ids"]
+    counts = read_counts([GPT[1]])
+    assert counts.stats.rows_errored == len(set(data["infra_failure_ids"]) | set(data["error_ids"]))

@@ -64,7 +64,7 @@ def test_tau2_counts_per_item() -> None:
         ("gpt-4.1-mini", "airline", "1"): (3, 0, 0),
         ("gpt-4.1-mini", "airline", "2"): (2, 2, 1),  # infrastructure_error
         ("claude-sonnet-4", "airline", "0"): (3, 3, 0),
-        ("claude-sonnet-4", "airline", "1"): (2, 1, 1),  # context_window_exceeded
+        ("claude-sonnet-4", "airline", "1"): (3, 1, 0),  # context_window_exceeded: graded, as tau2 1.0 does
         ("claude-sonnet-4", "airline", "2"): (3, 2, 0),
     }
 
@@ -73,7 +73,7 @@ def test_tau2_score_with_no_flags_file_folder_and_results_json() -> None:
     assert detect_format(TAU2_FILE).NAME == "tau2-bench"
     assert detect_format(TAU2_DIR).NAME == "tau2-bench"
     assert pass1(score_json(str(TAU2_FILE))) == {"all": pytest.approx(5 / 9)}
-    sonnet = {"all": pytest.approx((1 + 1 / 2 + 2 / 3) / 3)}
+    sonnet = {"all": pytest.approx((1 + 1 / 3 + 2 / 3) / 3)}
     assert pass1(score_json(str(TAU2_DIR))) == sonnet
     assert pass1(score_json(str(TAU2_DIR / "results.json"))) == sonnet
 
@@ -143,7 +143,9 @@ def test_malformed_tau2_simulation_is_one_line(tmp_path: Path) -> None:
     del data["simulations"][4]["trial"]
     path = tmp_path / "results.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    expected = r"results.json simulation 5: field 'trial' must be a whole number"
+    expected = (
+        r"results.json simulation 5: field 'trial' is null while other simulations of the run are numbered"
+    )
     with pytest.raises(EvaluationError, match=expected):
         read_counts([path])
     counts = read_counts([path], skip_invalid=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import json_array_items
+from trialscore.results.formats._text import json_array_items, member_items
 
 _VALUES = [{"k": "x" * 30, "n": [1, 2]}, 123456789, -1.5e10, 0.25, "str", True, None, [], {"nested": [[{}]]}]
 
@@ -62,3 +63,69 @@ def test_an_element_longer_than_the_buffer_parses(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps([big, 1, big]))
     assert list(json_array_items(path, chunk=16)) == [big, 1, big]
+
+
+# --------------------------------------------------------------------------- an array inside a document
+
+
+class _Counting(io.StringIO):
+    """Text that counts the characters read from it."""
+
+    read_so_far = 0
+
+    def read(self, size: int | None = -1) -> str:
+        text = super().read(size)
+        self.read_so_far += len(text)
+        return text
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_member_items_gives_the_array_along_the_keys_at_any_chunk_size(seed: int) -> None:
+    rng = random.Random(seed)
+    data = [rng.choice(_VALUES) for _ in range(rng.randrange(0, 12))]
+    before = {f"m{index}": rng.choice(_VALUES) for index in range(rng.randrange(3))}
+    after = {f"z{index}": rng.choice(_VALUES) for index in range(rng.randrange(3))}
+    document = {"evalId": "e", **before, "results": {"version": 3, "results": data, **after}, **after}
+    text = json.dumps(document, indent=rng.choice([None, 2]))
+    for chunk in (1, 3, 64, 1 << 20):
+        assert list(member_items(io.StringIO(text), "x", ("results", "results"), chunk)) == data
+    old = json.dumps({"results": data, **after})  # the first array along the keys is read
+    assert list(member_items(io.StringIO(old), "x", ("results", "results"), 5)) == data
+
+
+def test_member_items_streams_each_element_before_the_document_is_read() -> None:
+    """The reader never holds the whole document: each element is given when the text has been read
+    at most two read-ahead chunks past its end, however long the document."""
+    elements = [{"index": index, "output": "x" * 1000} for index in range(400)]
+    text = json.dumps({"config": {"a": 1}, "results": {"results": elements, "stats": {}}})
+    ends = [text.index("}", text.index(f'{{"index": {index},')) + 1 for index in range(400)]
+    handle = _Counting(text)
+    seen = []
+    for element in member_items(handle, "x", ("results", "results"), chunk=4096):
+        seen.append(handle.read_so_far)
+        assert isinstance(element, dict) and element["index"] == len(seen) - 1
+    assert len(seen) == 400 and seen[0] <= 2 * 4096 < len(text) / 50
+    assert all(read <= end + 2 * 4096 for read, end in zip(seen, ends, strict=True))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"results": {"version": 4, "rows": []}}', "field 'results.results' is missing"),
+        ('{"evalId": "e"}', "field 'results' is missing"),
+        ('{"results": 3}', "field 'results' must be a list, or an object holding 'results'; it starts '3}'"),
+        (
+            '{"results": {"results": {"a": 1}}}',
+            "field 'results.results' must be a list; it starts '{\"a\": 1}}}'",
+        ),
+        ('[{"a": 1}]', "the document must be a JSON object; it starts '[{\"a\": 1}]'"),
+        ('{"results": [1, 2}', "field 'results': expected ',' or ']' after element 2; got '}'"),
+        ('{"a": 1 "results": []}', "expected ',' or '}' in the document; got '\"results\": []}'"),
+        ('{"results": []} x', "text after the end of the JSON document: 'x'"),
+        ('{"config": [1,', "field 'config' is not valid JSON: Expecting value"),
+    ],
+)
+def test_member_items_names_the_field_that_breaks(text: str, message: str) -> None:
+    with pytest.raises(EvaluationError) as caught:
+        list(member_items(io.StringIO(text), "out.json", ("results", "results"), chunk=4))
+    assert str(caught.value).startswith("out.json") and message in str(caught.value)

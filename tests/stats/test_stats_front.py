@@ -10,6 +10,7 @@ import pytest
 from trialscore import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import cost_success_front, item_interval, item_totals, per_success
+from trialscore.stats import front as front_module
 from trialscore.stats.front import dominated
 
 NAN = float("nan")
@@ -54,6 +55,36 @@ def test_figures_are_the_pass_rate_and_the_cost_per_trial() -> None:
     assert front.front() == ("cheap", "dear")
     assert 0.0 <= low.front_probability <= 1.0 and high.front_probability > 0.5
     assert "bootstrap" in front.method and front.items == 3
+
+
+def test_cost_per_success_is_over_the_same_trials_and_none_without_a_success() -> None:
+    items = ["a", "a", "b", "b", "c", "c"]
+    passed = [1, 0, 0, 1, 1, 1]
+    costs = [0.1, 0.2, NAN, 0.1, 0.4, 0.3]
+    never = item_totals(items, [0] * 6, [1.0] * 6)
+    front = cost_success_front({"some": item_totals(items, passed, costs), "never": never}, replicates=200)
+    some, none = front.points
+    expected = per_success(items, passed, costs)  # the trial of unknown cost is left out, its success too
+    assert some.cost_per_success is not None
+    assert some.cost_per_success.estimate == pytest.approx(1.1 / 4) == pytest.approx(expected.estimate)
+    assert (some.cost_per_success.low, some.cost_per_success.high) == pytest.approx(
+        (expected.interval.low, expected.interval.high)
+    )
+    assert none.cost_per_success is None and none.cost_per_task.estimate == pytest.approx(1.0)
+
+
+def test_the_bootstrap_in_blocks_draws_the_same_resamples(monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = np.random.default_rng(11)
+    items = np.repeat(np.arange(40), 3)
+    runs = {
+        name: item_totals(items, rng.random(120) < rate, cost * rng.lognormal(0, 1, 120))
+        for name, rate, cost in (("x", 0.6, 0.5), ("y", 0.62, 0.55), ("z", 0.3, 0.1))
+    }
+    whole = cost_success_front(runs, replicates=700, seed=2)
+    monkeypatch.setattr(front_module, "_BLOCK", 40 * 3)  # 3 replicates a block, the last one short
+    blocks = cost_success_front(runs, replicates=700, seed=2)
+    assert [p.front_probability for p in blocks.points] == [p.front_probability for p in whole.points]
+    assert 0 < whole.points[1].front_probability < 1
 
 
 def test_only_shared_items_enter_and_the_rest_are_counted() -> None:

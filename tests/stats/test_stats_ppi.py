@@ -1,12 +1,8 @@
 """Prediction-powered intervals: equal to ppi_py, the item as the unit, and coverage in the issue's grid.
 
-With one trial an item, ``method="normal"`` is PPI++ exactly as ``ppi_py.ppi_mean_ci`` computes it.
-ppi_py itself is not a test dependency: its wheel (ppi-python 0.2.3) installs a top-level package
-named ``tests`` into site-packages, which shadows this suite's ``tests`` namespace and breaks every
-``from tests.stats...`` import.  So the comparison is against :func:`_ppi_py_mean_ci`, a
-transcription of ppi_py 0.2.3's ``ppi_mean_ci`` and ``_calc_lam_glm`` (ppi_py/ppi.py) for one
-dimension without weights; with ppi-python installed, ``ppi_interval(..., method="normal")``
-was measured equal to ``ppi_mean_ci`` within 1.7e-16 on 50 random data sets.
+With one trial an item, ``method="normal"`` is PPI++ exactly as ``ppi_py.ppi_mean_ci`` computes it
+(ppi-python, installed by the test extra; its wheel's own top-level ``tests`` package is outranked
+by this suite's, a regular package first on pytest's path).
 
 The simulations run :func:`trialscore.stats.ppi.ppi_rows`, the batch core behind
 :func:`~trialscore.stats.ppi_interval`, on thousands of seeded data sets at once
@@ -19,7 +15,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 import tests.stats._judged as _judged
 from trialscore.errors import EvaluationError, InsufficientDataError
@@ -31,18 +26,12 @@ from trialscore.stats.ppi import ppi_rows
 def _ppi_py_mean_ci(
     y: np.ndarray, yhat: np.ndarray, yhat_unlabeled: np.ndarray, alpha: float
 ) -> tuple[float, float, float]:
-    """ppi_py 0.2.3's ``ppi_mean_ci`` with ``lam=None`` (low, high) and its point estimate, transcribed."""
-    n, big = y.size, yhat_unlabeled.size
-    pointest = yhat_unlabeled.mean() + (y - yhat).mean()  # the lam=1 estimate the gradients are taken at
-    grads, grads_hat, grads_hat_unlabeled = y - pointest, yhat - pointest, yhat_unlabeled - pointest
-    cov_grads = (1 / n) * 2 * np.sum((grads - grads.mean()) * (grads_hat - grads_hat.mean()))
-    var_grads_hat = np.cov(np.concatenate([grads_hat, grads_hat_unlabeled]))
-    lam = float(np.clip(cov_grads / (2 * (1 + n / big) * var_grads_hat), 0, 1))
-    estimate = (lam * yhat_unlabeled).mean() + (y - lam * yhat).mean()
-    imputed_std = (lam * yhat_unlabeled).std() / np.sqrt(big)
-    rectifier_std = (y - lam * yhat).std() / np.sqrt(n)
-    half = stats.norm.ppf(1 - alpha / 2) * np.sqrt(imputed_std**2 + rectifier_std**2)
-    return estimate - half, estimate + half, estimate
+    """ppi_py's PPI++ interval (``lam`` chosen from the data) and its point estimate."""
+    import ppi_py
+
+    low, high = ppi_py.ppi_mean_ci(y, yhat, yhat_unlabeled, alpha=alpha)
+    estimate = ppi_py.ppi_mean_pointestimate(y, yhat, yhat_unlabeled)
+    return float(np.squeeze(low)), float(np.squeeze(high)), float(np.squeeze(estimate))
 
 
 def _bank(seed: int, items: int = 400, trials: int = 1, labelled: int = 80, accuracy: float = 0.85):

@@ -325,8 +325,8 @@ def compare_extras(
     """What ``compare`` adds: the judge-only mark, or with labels the paired difference by human standards."""
     from trialscore.results.judged import JUDGE_ONLY, judged_inputs
 
-    extras = Extras()
     if not humans:
+        extras = Extras()
         if judged_inputs(resolved([baseline, candidate], read)):
             extras.payload["calibration"] = JUDGE_ONLY
             extras.footer.append(f"{JUDGE_ONLY} (compare --human LABELS corrects it)")
@@ -334,20 +334,6 @@ def compare_extras(
     _one_verdict(read, True)
     if len(humans) > 2:
         raise EvaluationError(f"--human takes one labels file, or one for each run; got {len(humans)}")
-    return _human_compare(baseline, candidate, by, read, humans, metric, k, level)
-
-
-def _human_compare(
-    baseline: Path,
-    candidate: Path,
-    by: Sequence[str],
-    read: ReadOptions,
-    humans: Sequence[Path],
-    metric: str,
-    k: int | None,
-    level: float,
-) -> Extras:
-
     from trialscore.cli._options import read_together
     from trialscore.results.calibration import calibrate_pair
     from trialscore.results.labels import read_labels, unknown_cases

@@ -42,7 +42,7 @@ def label(
         from trialscore._files import write_atomic
         from trialscore.cli._judged import resolved
         from trialscore.cli._options import ReadOptions
-        from trialscore.report.drawer import read_asked
+        from trialscore.report.asked import read_asked
         from trialscore.report.label_page import label_model, render_label_page
         from trialscore.results.formats import run_folder
         from trialscore.results.judged import trial_records

@@ -52,7 +52,7 @@ def _read(path: Path, read: ReadOptions, detail: bool | Literal["outputs"] = Fal
             source, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer
         )
     else:  # a run of the store (a run id, latest, latest~N): its records, as its trials.jsonl holds them
-        from trialscore.report.drawer import asked_of
+        from trialscore.report.asked import asked_of
 
         asked = None
         if detail is True:  # what each case asked and expected, from the suite the store kept

@@ -392,6 +392,14 @@ def run(
 
             enable_subreaper()
         report = execute_suite(loaded, options, errors)
+        if live is not None and live.error is not None:  # the run stands: a warning, not an error
+            errors.print(
+                f"warning: {live.error}; the run is stored (`trialscore report {report.run_id} --store "
+                f"{report.store} --out FILE` writes its report)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         if not report.completed:
             errors.print(
                 f"[yellow]interrupted:[/yellow] {report.committed} of {plural(report.planned, 'trial')} "
@@ -403,8 +411,6 @@ def run(
             raise typer.Exit(EXIT_INTERRUPTED)
         verdict = judge_run(report, checks)
         files = write_outputs(report, extra={"gates": verdict.to_dict()} if checks.gated else None)
-        if live is not None and live.error is not None:
-            raise live.error  # the report's last page could not be written: exit 73
         summary = build_summary(report)
         print_run(report, summary, console)
         console.print(
@@ -412,7 +418,7 @@ def run(
             f"{report.elapsed_s:.1f} s; results in {files.trials.parent}",
             soft_wrap=True,
         )
-        if live is not None:
+        if live is not None and live.error is None:
             console.print(f"report: {live.path}", markup=False, highlight=False, soft_wrap=True)
         finish_run(report, summary, verdict, checks)
     if summary["errors"]["all_errored"]:

@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trialscore.report._collector import collector_paused
 from trialscore.report.context import ReportContext, ReportSettings
 from trialscore.report.render import render_page
 from trialscore.report.runs import RunData, read_run
@@ -73,7 +74,8 @@ def build_report(
         base = baseline if isinstance(baseline, RunData) else read_run(baseline, **read, detail="outputs")
     if judged is None and not isinstance(runs[-1], RunData):
         judged = runs[-1]
-    return render_page(ReportContext(loaded, base, settings or ReportSettings(), judged, human))
+    with collector_paused():  # read_run pauses it too
+        return render_page(ReportContext(loaded, base, settings or ReportSettings(), judged, human))
 
 
 def write_report(out: str | Path, *args: Any, **kwargs: Any) -> Path:

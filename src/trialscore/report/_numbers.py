@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timezone
 
 __all__ = ["money", "number", "percent", "run_start", "signed"]
@@ -22,13 +23,20 @@ def run_start(started: str | None) -> str:
     ('2026-11-25 13:24 UTC', '2026-11-25 13:24 UTC')
     >>> run_start("2026-11-25")
     '2026-11-25'
+    >>> run_start("2026-11-25T13:24:00.123456789Z"), run_start("2026-11-25T13:24:00.5")
+    ('2026-11-25 13:24 UTC', '2026-11-25 13:24')
     >>> run_start(None), run_start("last tuesday")
     ('—', 'last tuesday')
+
+    Read as Python 3.11's ``datetime.fromisoformat`` reads it, on 3.10 too: ``Z`` for UTC, a second's
+    fraction of any number of digits (kept to microseconds).
     """
     if not started:
         return "—"
+    text = re.sub(r"[Zz]$", "+00:00", started)
+    text = re.sub(r"\.(\d+)", lambda fraction: "." + fraction[1][:6].ljust(6, "0"), text, count=1)
     try:
-        moment = datetime.fromisoformat(started)
+        moment = datetime.fromisoformat(text)
     except ValueError:
         return started
     if len(started) <= 10:

@@ -7,8 +7,9 @@ themes and print style colour them.  Every text is escaped; coordinates are roun
 decimal, so the same series give the same bytes.
 
 The y axis maps a value :math:`v \in [0, 1]` to :math:`y = top + (1 - v) \cdot height`.  The chart
-has its size in pixels (``width`` and ``height``) and is drawn at that size or narrower (CSS
-``max-width: 100%``), never wider, so its 12 px text stays at least 11 px in the narrowest card;
+has its size in pixels (``width`` and ``height``, at most 640 px wide: a printed page's width) and
+is drawn at that size or narrower (CSS ``max-width: 100%``), never wider, and never narrower than
+11/12 of it (its ``min-width``: a narrower box scrolls it), so its 12 px text is never under 11 px;
 the x axis leaves room for its last label, which is never clipped.
 
 >>> svg = line_chart([Series("pass@k", [0.5, 0.75], [0.4, 0.6], [0.6, 0.9])], ["1", "2"], "demo <1>", "k")
@@ -30,6 +31,10 @@ __all__ = ["Series", "line_chart"]
 #: page shows a chart at its own size in pixels (or narrower, never wider), so its text is at least
 #: ``_FONT`` * (card width / chart width) px; the narrowest card holds 334 px, so 340 keeps 11.8 px.
 _WIDTH, _PLOT, _FONT = 340, 150, 12
+#: The widest chart (px): a page printed portrait on A4 or Letter paper holds it at its own size.
+_MAX_WIDTH = 640.0
+#: The smallest text the page shows (px): a chart is never drawn narrower than _SMALLEST / _FONT of it.
+_SMALLEST = 11
 #: Margins: left of the y labels, above the plot; below it the x labels, the x title and the legend.
 _LEFT, _TOP = 34, 10
 #: An estimate of a character's width in the chart's text (px at _FONT): wide enough for digits.
@@ -73,14 +78,14 @@ def _frame(ticks: Sequence[str]) -> tuple[_Frame, int]:
     """The chart's width, its right margin and the step between labelled ticks.
 
     The margins hold half the first and the last label (each is centred on its position, so neither
-    is clipped nor runs into the y axis' labels); the chart widens (up to 960) so labels do not
-    overlap, and past that only every ``step``-th label is shown, counted back from the last (the
-    latest run is always labelled).
+    is clipped nor runs into the y axis' labels); the chart widens (up to :data:`_MAX_WIDTH`) so
+    labels do not overlap, and past that only every ``step``-th label is shown, counted back from the
+    last (the latest run is always labelled).
     """
     label = max((len(tick) for tick in ticks), default=1) * _CHAR + 12  # a label and a gap
     left, right = max(float(_LEFT), label / 2), max(12.0, label / 2)
     count = len(ticks)
-    width = min(960.0, max(float(_WIDTH), left + right + label * count))
+    width = min(_MAX_WIDTH, max(float(_WIDTH), left + right + label * count))
     span = width - left - right
     step = max(1, math.ceil(label * (count - 1) / span)) if count > 1 else 1
     return _Frame(width, left, right, count), step
@@ -96,7 +101,8 @@ def line_chart(series: Sequence[Series], ticks: Sequence[str], title: str, x_lab
     height = axis + 2.6 * _FONT + 1.6 * _FONT * rows + 8
     parts = [
         f'<svg class="chart" width="{frame.width:g}" height="{height:g}" viewBox="0 0 {frame.width:g} '
-        f'{height:g}" role="img" xmlns="http://www.w3.org/2000/svg">',
+        f'{height:g}" style="min-width:{math.ceil(frame.width * _SMALLEST / _FONT)}px" role="img" '
+        'xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
     ]
     for value in (0.0, 0.25, 0.5, 0.75, 1.0):

@@ -5,10 +5,15 @@ the trial records the run commits and, on a thread of its own, writes the report
 trials to its file: atomically (a reader sees the previous page or the new one, never half of
 one), at most every ``interval`` seconds (2), and only when a trial was committed since the last
 page.  While the run goes the page is **live**: it says how many of the planned trials are done
-and reloads itself in the browser every 2 seconds (its place, filters, sort and open case kept);
-when the run ends the last page is written without that, so the browser stops reloading.  A
-page whose run stopped writing (the process was killed) stops reloading on its own once nothing
-new came for a minute (or ten writing intervals).
+and reloads itself in the browser as often as a new page may come (its place, filters, sort and
+open case kept); when the run ends the last page is written without that, so the browser stops
+reloading.  A page whose run stopped writing (the process was killed) stops reloading on its own
+once nothing new came for a minute (or ten writing intervals).
+
+**Failures.**  A page that cannot be written (a missing or read-only folder, a full disk) never
+stops the run: the file keeps the page before (or none), the next turn tries again, and
+:attr:`LiveReport.error` holds the failure until a page is written; after the run it says
+whether the last page is missing (``trialscore run --report`` prints it as a warning).
 
 **Cost.**  A page is built from the committed records (each written once to a temporary trial file
 the report reads; the store is not read); the building runs off the event loop, and the time
@@ -40,7 +45,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from trialscore.errors import EvaluationError
+from trialscore.errors import EvaluationError, OutputError, TrialscoreError
 
 if TYPE_CHECKING:
     from trialscore.report.context import ReportSettings
@@ -49,7 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LiveReport"]
 
-#: How often a live page reloads itself in the browser (seconds).
+#: The least time between two live pages, and how often a live page reloads itself (seconds).
 REFRESH_S = 2.0
 #: The least share of the time between pages that building one may take (1/20: 5% of a core).
 _SHARE = 19.0
@@ -57,12 +62,12 @@ _SHARE = 19.0
 
 class LiveReport:
     """Write the report of a run to ``path`` while it goes, and once more when it ends (see the module
-    docstring).  ``interval``: the least time between two pages (seconds); ``settings``: how the report
-    groups (its ``live`` is set here).
+    docstring).  ``interval``: the least time between two pages (seconds; the page reloads itself as
+    often); ``settings``: how the report groups (its ``live`` is set here).
 
     After the run, :attr:`error` holds the error of the last page if it could not be written (an
-    :class:`~trialscore.errors.OutputError`: the file holds the page before), :attr:`pages` how many
-    pages were written.
+    :class:`~trialscore.errors.OutputError`: the file holds the page before, or none), :attr:`pages`
+    how many pages were written.
     """
 
     def __init__(self, path: str | Path, interval: float = REFRESH_S, settings: ReportSettings | None = None):
@@ -74,11 +79,11 @@ class LiveReport:
         self.interval = interval
         self.settings = settings or ReportSettings()
         self.pages = 0
-        self.error: EvaluationError | None = None
+        self.error: TrialscoreError | None = None
         self._records: list[TrialRecord] = []
         self._label = self._run_id = "run"
         self._planned = 0
-        self._trials = Path()
+        self._trials: Path | None = None
         self._dumped = 0
         self._asked: Mapping[str, tuple[object, object]] = {}
         self._stop = threading.Event()
@@ -90,15 +95,13 @@ class LiveReport:
 
     def started(self, run_id: str, suite: Suite, planned: int, earlier: Sequence[TrialRecord]) -> None:
         """Keep the run's name, plan and earlier trials; start writing pages."""
-        from trialscore.report.drawer import asked_of
+        from trialscore.report.asked import asked_of
         from trialscore.runner.outputs import case_fields
 
         self._label = f"run {run_id}"
         self._run_id = run_id
         self._planned = planned
-        handle, name = tempfile.mkstemp(prefix="trialscore-live-", suffix=".jsonl")
-        os.close(handle)
-        self._trials = Path(name)
+        self._trials = None
         self._dumped = 0
         self._asked = asked_of({"eval_id": case.id, **case_fields(case)} for case in suite.cases)
         self._records = list(earlier)
@@ -119,10 +122,14 @@ class LiveReport:
         try:
             if self._records:
                 self._write(list(self._records), live=False, completed=completed)
-        except EvaluationError as exc:  # the run's result stands; the caller says the page was not written
+                self.error = None
+        except TrialscoreError as exc:  # the run's result stands; the caller says the page was not written
             self.error = exc
         finally:
-            self._trials.unlink(missing_ok=True)
+            if self._trials is not None:
+                with contextlib.suppress(OSError):
+                    self._trials.unlink()
+                self._trials = None
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -136,7 +143,7 @@ class LiveReport:
             started = time.perf_counter()
             try:
                 self._write(records, live=True, completed=False)
-            except EvaluationError as exc:
+            except TrialscoreError as exc:  # kept, never raised: the run goes on
                 self.error = exc
                 continue
             self.error = None
@@ -148,21 +155,48 @@ class LiveReport:
         from trialscore.report import build_report
         from trialscore.report.runs import read_run
         from trialscore.results.counts import PartialRun
+        from trialscore.results.readers import RecordSource
 
-        with self._trials.open("a", encoding="utf-8") as out:  # each record is dumped once
-            out.writelines(record.to_json_line() + "\n" for record in records[self._dumped :])
-        self._dumped = len(records)
-        run = replace(read_run(self._trials, label=self._label, asked=self._asked), run_id=self._run_id)
+        trials = self._dump(records)
+        run = replace(read_run(trials, label=self._label, asked=self._asked), run_id=self._run_id)
         state: dict[str, float] | None = None
         if live:
             state = {"seq": self.pages, "committed": len(records), "planned": self._planned}
-            state.update(refresh=REFRESH_S, stale=max(60.0, 10 * self._wait))
+            state.update(refresh=self._wait, stale=max(60.0, 10 * self._wait))
         elif not completed and len(records) < self._planned:
             partial = PartialRun(self._label, "interrupted", self._planned, len(records), "trials")
             run = replace(run, partial=(*run.partial, partial.message))
-        html = build_report([run], settings=replace(self.settings, live=state))
+        judged = RecordSource(self._label, records)  # the judges panel reads the records as they are
+        html = build_report([run], settings=replace(self.settings, live=state), judged=judged)
         with contextlib.suppress(OSError):  # a folder it cannot make: write_atomic says why
             self.path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path, [html], "the report")
         self.pages += 1
         self._written = len(records)
+
+    def _dump(self, records: list[TrialRecord]) -> Path:
+        """The temporary trial file the pages are read from, with ``records`` in it (each record is
+        written to it once).
+
+        Raises
+        ------
+        OutputError
+            When it cannot be made or written (a full temporary folder): it is dropped, and the next
+            page writes a new one whole.
+        """
+        try:
+            if self._trials is None:
+                handle, name = tempfile.mkstemp(prefix="trialscore-live-", suffix=".jsonl")
+                os.close(handle)
+                self._trials, self._dumped = Path(name), 0
+            with self._trials.open("a", encoding="utf-8") as out:
+                out.writelines(record.to_json_line() + "\n" for record in records[self._dumped :])
+        except OSError as exc:
+            if self._trials is not None:  # perhaps a cut line at its end: never read
+                with contextlib.suppress(OSError):
+                    self._trials.unlink()
+                self._trials = None
+            reason = exc.strerror or exc
+            raise OutputError(f"the live report's temporary trial file cannot be written: {reason}") from exc
+        self._dumped = len(records)
+        return self._trials

@@ -13,11 +13,9 @@ U+2029 inside that JSON, so no text can close the script element.
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 import math
-import zlib
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
@@ -28,7 +26,7 @@ from trialscore.report._numbers import money, run_start
 from trialscore.report.context import ReportContext
 from trialscore.report.runs import RunData
 
-__all__ = ["pack", "render_page", "safe_json", "unpack"]
+__all__ = ["render_page", "safe_json"]
 
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
@@ -43,24 +41,6 @@ def safe_json(data: Any) -> str:
         if raw in text:
             text = text.replace(raw, escaped)
     return text
-
-
-def pack(data: Any) -> str:
-    """``data`` as compact JSON, deflated (zlib, level 1) and in base64: the page's texts, which repeat
-    (a case's outputs are often alike), in a fraction of their size.  The page unpacks them with the
-    browser's own ``DecompressionStream("deflate")`` (no script library); the same data gives the
-    same text.
-
-    >>> unpack(pack(["The answer is 42."] * 3))
-    ['The answer is 42.', 'The answer is 42.', 'The answer is 42.']
-    """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return base64.b64encode(zlib.compress(text.encode("utf-8"), 1)).decode("ascii")
-
-
-def unpack(text: str) -> Any:
-    """The data :func:`pack` packed (what the page's script does)."""
-    return json.loads(zlib.decompress(base64.b64decode(text)).decode("utf-8"))
 
 
 @functools.lru_cache(maxsize=1)

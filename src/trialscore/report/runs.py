@@ -173,18 +173,20 @@ def read_run(
     asked : case id -> (input, expected) for the drawer (default: the ``cases.jsonl`` that
         ``trialscore run`` wrote beside the trials, if any)
     """
-    from trialscore.report.drawer import read_asked
+    from trialscore.report._collector import collector_paused
+    from trialscore.report.asked import read_asked
 
     source = path if isinstance(path, RecordSource) else Path(path)
-    counts = read_counts(
-        [source],
-        columns=columns,
-        skip_invalid=skip_invalid,
-        input_format=input_format,
-        group_targets=True,
-        scorer=scorer,
-        detail=TRIAL_FIELDS if detail is True else (*_RUN_FIELDS, "output") if detail else _RUN_FIELDS,
-    )
+    with collector_paused():
+        counts = read_counts(
+            [source],
+            columns=columns,
+            skip_invalid=skip_invalid,
+            input_format=input_format,
+            group_targets=True,
+            scorer=scorer,
+            detail=TRIAL_FIELDS if detail is True else (*_RUN_FIELDS, "output") if detail else _RUN_FIELDS,
+        )
     trials = counts.trials
     assert trials is not None
     stats = counts.stats

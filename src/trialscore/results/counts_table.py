@@ -59,7 +59,7 @@ import numpy as np
 from trialscore._record import Record
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, OutputError, template
-from trialscore.results._columns import Columns, floats, integers, register, strings
+from trialscore.results._columns import Columns, floats, integers, nulls, register, strings
 from trialscore.results.counts import ItemCounts, PartialRun, ReadStats
 from trialscore.results.tally import SCORE_UNIT, quote_identifier, quote_literal
 
@@ -127,14 +127,16 @@ def table_of(counts: ItemCounts, span: Columns | None = None, drop_empty: Sequen
     rows = counts.item.size
     table: Columns = {"counts_version": np.full(rows, COUNTS_VERSION, dtype=np.int32)}
     for name, values in zip(counts.by, counts.group_values, strict=True):
-        if name in drop_empty and all(value is None for value in values.tolist()):
+        if name in drop_empty and bool(nulls(values).all()):
             continue
         if name in COLUMNS:
             raise EvaluationError(
                 f"group column {name!r} is a column of the counts table; rename it to group by it"
             )
-        table[name] = strings([None if value is None else str(value) for value in values.tolist()])
-    table["case_id"] = strings(counts.item.tolist())
+        table[name] = (
+            values if _texts(values) else strings([None if v is None else str(v) for v in values.tolist()])
+        )
+    table["case_id"] = counts.item if _texts(counts.item) else strings([str(v) for v in counts.item.tolist()])
     table["trials"] = (counts.graded + counts.errored).astype(np.int64)
     table["passed"] = counts.c.astype(np.int64)
     table["errored"] = counts.errored.astype(np.int64)
@@ -148,6 +150,17 @@ def table_of(counts: ItemCounts, span: Columns | None = None, drop_empty: Sequen
     if counts.cluster is not None:
         table["cluster"] = strings(counts.cluster.tolist())
     return table
+
+
+def _texts(values: np.ndarray) -> bool:
+    """Whether a column holds only text and nulls (as group columns read by DuckDB do)."""
+    if values.dtype != object:
+        return False
+    try:  # one pass in C: joining fails on anything but text
+        "".join(values[~nulls(values)].tolist())
+    except TypeError:
+        return False
+    return True
 
 
 def _metadata(stats: ReadStats) -> str:

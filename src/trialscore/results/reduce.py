@@ -29,8 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import numpy as np
+
 from trialscore._record import Record
 from trialscore.errors import EvaluationError
+from trialscore.results._columns import nulls
 from trialscore.results.columns import ColumnMap
 from trialscore.results.counts import ItemCounts
 from trialscore.results.counts_table import write_counts
@@ -117,7 +120,7 @@ def reduce_trials(
     kept = tuple(
         name
         for name, values in zip(counts.by, counts.group_values, strict=True)
-        if name not in lead or any(value is not None for value in values.tolist())
+        if name not in lead or not bool(nulls(values).all())
     )
     return Reduced(
         str(out),
@@ -135,7 +138,14 @@ def reduce_trials(
 
 
 def _groups(counts: ItemCounts, kept: Sequence[str]) -> int:
-    """Distinct group keys among the kept group columns."""
+    """Distinct group keys among the kept group columns (the counts are sorted by group)."""
     index = [counts.by.index(name) for name in kept]
-    values = zip(*(counts.group_values[i].tolist() for i in index), strict=True)
-    return len(set(values)) if index else int(counts.item.size > 0)
+    if not index:
+        return int(counts.item.size > 0)
+    if counts.item.size == 0:
+        return 0
+    changes = np.zeros(counts.item.size - 1, dtype=bool)
+    for i in index:
+        values = counts.group_values[i]
+        changes |= np.not_equal(values[1:], values[:-1])
+    return 1 + int(changes.sum())

@@ -151,6 +151,7 @@ class TrialSink:
         self.stats = ReadStats(rows_read=0)
         self._views = itertools.count()
         self._parts: list[Columns] = []
+        self._ordered = True  # every part's rows are sorted and unique per (group, item)
         self._scratch: Path | None = None
         self._trials = None if detail is None else TrialParts(detail)
         #: Bytes of input read (files, or the column chunks of Parquet files a scan needed).
@@ -277,6 +278,7 @@ class TrialSink:
         """Bring a count to the full group key (filling ``file`` with ``label``) and keep it."""
         data_groups = list(counted.data_groups)
         self._parts.append(self._full_groups(label, counted.result.table, data_groups))
+        self._ordered = self._ordered and counted.result.ordered
         if self._trials is not None and counted.trials is not None and counted.locate is not None:
             self._trials.add(label, self._full_groups(label, counted.trials, data_groups), counted.locate)
         result = counted.result
@@ -368,7 +370,10 @@ class TrialSink:
         )
 
     def _combine(self) -> Columns:
-        """Every part summed per (group, item), sorted by group and item (nulls last)."""
+        """Every part summed per (group, item), sorted by group and item (nulls last): one part that
+        is so already (a tally's, whose group columns keep their order) is that part."""
+        if len(self._parts) == 1 and self._ordered:
+            return self._parts[0]
         parts = {name: np.concatenate([part[name] for part in self._parts]) for name in self._parts[0]}
         text = [name for name, column in parts.items() if column.dtype == object]
         name = register(self.con, parts, text)

@@ -89,6 +89,7 @@ class ParquetFiles:
     hive: bool = False
     fetched: list[int] = field(default_factory=lambda: [0])
     _dataset: Any = None
+    _uniform: bool | None = None
 
     @property
     def remote(self) -> bool:
@@ -96,13 +97,34 @@ class ParquetFiles:
         return self.filesystem is not None
 
     def relation(self, con: duckdb.DuckDBPyConnection, name: str) -> str:
-        """A SQL relation over every file (a view ``name`` registered on ``con`` for a remote dataset)."""
+        """A SQL relation over every file (a view ``name`` registered on ``con`` for a remote dataset).
+
+        Files whose columns differ are matched by column name; files of one schema (the usual
+        dataset) are read without that matching, which costs DuckDB about a sixth of a scan."""
         if not self.remote:
             files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
             hive = "true" if self.hive else "false"
-            return f"read_parquet({files}, union_by_name=true, hive_partitioning={hive})"
+            by_name = "false" if self._one_schema(con) else "true"
+            return f"read_parquet({files}, union_by_name={by_name}, hive_partitioning={hive})"
         con.register(name, self.dataset())
         return name
+
+    def _one_schema(self, con: duckdb.DuckDBPyConnection) -> bool:
+        """Whether every local file has the same columns, in the same order, of the same types (read
+        from the files' footers)."""
+        if self._uniform is None:
+            if len(self.paths) == 1:
+                self._uniform = True
+            else:
+                files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
+                rows = con.execute(
+                    f"SELECT file_name, name, duckdb_type FROM parquet_schema({files})"
+                ).fetchall()
+                schemas: dict[str, list[tuple[str, str]]] = {}
+                for file, column, kind in rows:
+                    schemas.setdefault(file, []).append((column, kind))
+                self._uniform = len({tuple(schema) for schema in schemas.values()}) <= 1
+        return self._uniform
 
     def dataset(self) -> Any:
         """The remote files as a PyArrow dataset (columns are fetched only when scanned)."""

@@ -24,7 +24,7 @@ import duckdb
 import numpy as np
 
 from trialscore.errors import EvaluationError, parameter, template, worded
-from trialscore.results._columns import Columns, fetch, floats, integers, register, row, strings
+from trialscore.results._columns import Columns, fetch, floats, integers, nulls, register, row, strings
 from trialscore.results.columns import ResolvedColumns
 
 __all__ = [
@@ -127,12 +127,14 @@ class Scan:
 
 @dataclass(frozen=True)
 class TallyResult:
-    """Counts of one scan: ``table`` has columns ``g0..`` then :data:`COUNT_COLUMNS`."""
+    """Counts of one scan: ``table`` has columns ``g0..`` then :data:`COUNT_COLUMNS`; ``ordered``: its
+    rows are sorted by the group columns, then the item (nulls last), one row per (group, item)."""
 
     table: Columns
     rows_read: int
     rows_skipped: int
     first_skipped: str | None
+    ordered: bool = False
 
 
 @dataclass(frozen=True)
@@ -337,19 +339,25 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool
         if row_bad != "false":
             inner.append(f"({row_bad}) AS bad")
     keys = [f"g{index}" for index in range(len(groups))] + ["item"]
+    # trial_rows is count(trial) spelled as rows less nulls: DuckDB 2.0 counts a BIGINT column's values
+    # far slower than it tests them for null (about 1 s of CPU per 100M rows, a fifth of the scan)
     return (
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
         f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
-        f"count(trial) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
-        f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL"
+        f"count(*) - count_if(trial IS NULL) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
+        f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL "
+        f"ORDER BY {', '.join(keys)} NULLS LAST"
     )
 
 
 def _grouped_invalid(table: Columns, roles: Mapping[str, tuple[str, Role]]) -> bool:
     """Whether the grouped counts show a missing item or a bad integer trial."""
-    items = table["item"].tolist()
-    if any(item is None or item == "" or "\n" in item or "\r" in item for item in items):
+    items = table["item"]
+    if bool(nulls(items).any()) or bool(np.equal(items, "").any()):
+        return True
+    joined = "\0".join(items.tolist())  # one scan in C for a line break in any item
+    if "\n" in joined or "\r" in joined:
         return True
     if "trial" in roles and roles["trial"][1].grouped:
         if bool((floats(table["trial_lo"]) < 0).any()):  # NaN (no trial index) compares False
@@ -429,7 +437,9 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
     table = fetch(con, _count_sql(scan, roles, drop_bad=False))
     rows_read = int(table["rows"].sum())
     if not (table["invalid"].sum() or _grouped_invalid(table, roles)):
-        return TallyResult(check_one_cluster(_without_invalid(table), scan.label), rows_read, 0, None)
+        return TallyResult(
+            check_one_cluster(_without_invalid(table), scan.label), rows_read, 0, None, ordered=True
+        )
     count_sql = f"SELECT count_if({any_bad(roles, grouped=True)}) FROM {scan.relation}"
     ((invalid,),) = con.sql(count_sql).fetchall()
     first_skipped = _first_bad_row(con, scan, roles)
@@ -440,7 +450,11 @@ def tally(con: duckdb.DuckDBPyConnection, scan: Scan, skip_invalid: bool = False
         )
     table = fetch(con, _count_sql(scan, roles, drop_bad=True))
     return TallyResult(
-        check_one_cluster(_without_invalid(table), scan.label), rows_read, int(invalid), first_skipped
+        check_one_cluster(_without_invalid(table), scan.label),
+        rows_read,
+        int(invalid),
+        first_skipped,
+        ordered=True,
     )
 
 

@@ -8,7 +8,11 @@ intervals:
   :func:`~trialscore.stats.item_interval`;
 * **cost per task**: the mean cost of one trial, :math:`\sum_i Y_i / \sum_i n_i^{\$}` over the
   trials whose cost is known, with the item-clustered ratio interval of
-  :mod:`trialscore.stats.effort`.
+  :mod:`trialscore.stats.effort`;
+* **cost per success** beside them (not an axis of the front): :math:`\sum_i Y_i / \sum_i c_i^{\$}`
+  over the same trials, :math:`c_i^{\$}` their successes, with the ratio interval floored by
+  trial noise (:func:`~trialscore.stats.effort.success_floor`); None for a target with no solved
+  trial of known cost.
 
 A target is **on the front** when no other target is at least as good on both (a pass rate at
 least as high and a cost at most as low) and better on one.  The probability that it is on the
@@ -45,12 +49,16 @@ from trialscore._validate import check_integer, check_probability
 from trialscore._words import plural
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats.effort import ItemTotals, ratio_interval, trial_floor
+from trialscore.stats.effort import ItemTotals, ratio_interval, success_floor, trial_floor
 from trialscore.stats.intervals import Interval, item_interval
 
 __all__ = ["Front", "FrontPoint", "cost_success_front", "dominated"]
 
 FloatArray = NDArray[np.float64]
+
+#: The bootstrap draws its item weights in blocks of at most this many numbers (replicates x items),
+#: so that its memory stays bounded whatever the numbers of items and replicates.
+_BLOCK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -64,6 +72,7 @@ class FrontPoint(Record):
     on_front: bool
     front_probability: float
     unknown_cost_trials: int
+    cost_per_success: Interval | None = None
 
     def __str__(self) -> str:
         mark = "on the front" if self.on_front else "dominated"
@@ -120,6 +129,27 @@ def _shared_rows(runs: Mapping[str, ItemTotals]) -> tuple[dict[str, NDArray[np.i
     return rows, len(everything) - len(common)
 
 
+def _front_shares(
+    rates: FloatArray, costs: FloatArray, tried: FloatArray, replicates: int, seed: int
+) -> FloatArray:
+    """Each column's share of ``replicates`` bootstrap resamples of the rows (items) whose front holds it.
+
+    Rows are per-item pass rates, cost totals and costed trials (items x targets); the item weights
+    of a resample are one multinomial draw, drawn in blocks (one stream, whatever the block size).
+    """
+    items = rates.shape[0]
+    rng = np.random.default_rng(seed)
+    block = max(1, _BLOCK // items)
+    dominated_count = np.zeros(rates.shape[1])
+    for start in range(0, replicates, block):
+        size = min(block, replicates - start)
+        weights = rng.multinomial(items, np.full(items, 1.0 / items), size=size).astype(np.float64)
+        boot_rates = weights @ rates / items
+        boot_costs = (weights @ costs) / (weights @ tried)
+        dominated_count += dominated(boot_rates, boot_costs).sum(axis=0)
+    return np.asarray(1.0 - dominated_count / replicates, dtype=np.float64)
+
+
 def cost_success_front(
     runs: Mapping[str, ItemTotals],
     *,
@@ -156,7 +186,7 @@ def cost_success_front(
     rates = np.empty((items, len(names)))
     costs = np.empty((items, len(names)))
     tried = np.empty((items, len(names)))
-    intervals = []
+    figures = []
     for column, name in enumerate(names):
         totals, picked = runs[name], rows[name]
         n = totals.trials[picked] + totals.unknown[picked]
@@ -164,23 +194,28 @@ def cost_success_front(
         rates[:, column] = c / n
         costs[:, column] = totals.total[picked]
         tried[:, column] = totals.trials[picked]
+        solved = totals.successes[picked]
         floor = trial_floor(int(tried[:, column].sum()))
-        intervals.append(
+        figures.append(
             (
                 item_interval(Bank.from_counts(n, c), level=level),
                 ratio_interval(costs[:, column], tried[:, column], floor, level),
                 int(totals.unknown[picked].sum()),
+                ratio_interval(
+                    costs[:, column],
+                    solved.astype(np.float64),
+                    success_floor(solved, totals.trials[picked]),
+                    level,
+                )
+                if solved.sum() > 0
+                else None,
             )
         )
-    weights = np.random.default_rng(seed).multinomial(items, np.full(items, 1.0 / items), size=replicates)
-    weights = weights.astype(np.float64)
-    boot_rates = weights @ rates / items
-    boot_costs = (weights @ costs) / (weights @ tried)
-    probability = 1.0 - dominated(boot_rates, boot_costs).mean(axis=0)
+    probability = _front_shares(rates, costs, tried, replicates, seed)
     observed = ~dominated(rates.mean(axis=0)[None, :], (costs.sum(axis=0) / tried.sum(axis=0))[None, :])[0]
     points = tuple(
-        FrontPoint(name, rate, cost, bool(observed[column]), float(probability[column]), unknown)
-        for column, (name, (rate, cost, unknown)) in enumerate(zip(names, intervals, strict=True))
+        FrontPoint(name, rate, cost, bool(observed[column]), float(probability[column]), unknown, per_success)
+        for column, (name, (rate, cost, unknown, per_success)) in enumerate(zip(names, figures, strict=True))
     )
     method = (
         f"P(on front): share of {replicates} bootstrap resamples of the {plural(items, 'shared item')} "

@@ -12,6 +12,7 @@ from trialscore.report.panels import (
     against,
     cases,
     curves,
+    effort,
     errors,
     flaky,
     headline,
@@ -30,6 +31,7 @@ PANELS: tuple[Panel, ...] = (
     against.PANEL,
     judges.PANEL,
     tool_calls.PANEL,
+    effort.PANEL,
     errors.PANEL,
     trends.PANEL,
 )

@@ -16,8 +16,8 @@ from markupsafe import Markup, escape
 
 from trialscore.report.context import ReportContext
 from trialscore.report.drawer import asked
+from trialscore.report.packing import pack
 from trialscore.report.panel import Built, Panel
-from trialscore.report.render import pack
 
 __all__ = ["PANEL", "case_rows"]
 

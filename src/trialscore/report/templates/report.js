@@ -14,7 +14,7 @@ ts.el = function (tag, text, cls) {
   return node;
 };
 
-// The run's distinct texts come deflated (see render.pack): unpacked once, by the browser itself.
+// The run's distinct texts come deflated (see packing.pack): unpacked once, by the browser itself.
 function unpack(packed) {
   var raw = atob(packed || "");
   if (!raw) return Promise.resolve([]);

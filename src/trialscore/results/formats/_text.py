@@ -7,7 +7,7 @@ import os
 import re
 import sys
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -35,6 +35,8 @@ __all__ = [
     "lines",
     "load_json",
     "member_files",
+    "member_items",
+    "member_value",
     "nonblank_line_number",
     "parse_json",
     "tree_files",
@@ -318,29 +320,137 @@ def array_items(handle: TextIO, label: str, chunk: int = 1 << 20) -> Iterator[ob
     text = _ArrayText(handle, chunk)
     if text.peek() != "[":
         raise EvaluationError(f"{label}: expected a JSON array; it starts {text.rest(20)!r}")
+    yield from _elements(text, label)
+    text.end(label, "JSON array")
+
+
+def member_items(handle: TextIO, label: str, keys: Sequence[str], chunk: int = 1 << 20) -> Iterator[object]:
+    """Every element of the JSON array at ``keys`` in the object read from the text ``handle``, parsed
+    one at a time: the whole document is never held, only the element being parsed and a read-ahead
+    buffer (the other members are parsed one at a time and dropped).  Along ``keys``, the first value
+    that is an array is the one read (``("results", "results")`` reads ``{"results": [...]}`` too).
+
+    Raises
+    ------
+    EvaluationError
+        When the document is not JSON, or a member along ``keys`` is missing or neither an object nor
+        an array, naming ``label`` and the field (``field 'results.results'``).
+
+    >>> import io
+    >>> list(member_items(io.StringIO('{"id": 1, "results": {"v": 3, "results": [1, 2]}}'), "x",
+    ...                   ("results", "results")))
+    [1, 2]
+    >>> list(member_items(io.StringIO('{"results": {"v": 3}}'), "x", ("results", "results")))
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: x: field 'results.results' is missing
+    """
+    text = _ArrayText(handle, chunk)
+    yield from _members(text, label, tuple(keys), 0)
+    text.end(label, "JSON document")
+
+
+def member_value(handle: TextIO, label: str, key: str, chunk: int = 1 << 20) -> object:
+    """The value of the top-level member ``key`` of the JSON object read from the text ``handle``: the
+    members before it are parsed one at a time and dropped, the text after it is not read.
+
+    >>> import io
+    >>> member_value(io.StringIO('{"timestamp": "t", "info": {"a": 1}, "simulations": [1, 2'), "x", "info")
+    {'a': 1}
+
+    Raises
+    ------
+    EvaluationError
+        When the document is not a JSON object, is not valid JSON before ``key``, or has no ``key``.
+    """
+    text = _ArrayText(handle, chunk)
+    for name in _keys(text, label, "the document"):
+        value = _parsed(text, label, f"field {name!r}")
+        if name == key:
+            return value
+    raise EvaluationError(f"{label}: field {key!r} is missing")
+
+
+def _keys(text: _ArrayText, label: str, where: str) -> Iterator[str]:
+    """The keys of the JSON object at the read position (``where`` it is, in messages), one at a time:
+    after each, the read position is at its value, which the caller reads before the next key."""
+    if text.peek() != "{":
+        raise EvaluationError(f"{label}: {where} must be a JSON object; it starts {text.rest(20)!r}")
+    text.position += 1
+    first = True
+    while text.peek() != "}":
+        if not first:
+            if text.peek() != ",":
+                raise EvaluationError(f"{label}: expected ',' or '}}' in {where}; got {text.rest(20)!r}")
+            text.position += 1
+        first = False
+        key = _parsed(text, label, where)
+        if not isinstance(key, str) or text.peek() != ":":
+            raise EvaluationError(f"{label}: {where} is not a valid JSON object near {text.rest(20)!r}")
+        text.position += 1
+        yield key
+    text.position += 1
+
+
+def _members(text: _ArrayText, label: str, keys: tuple[str, ...], depth: int) -> Iterator[object]:
+    """The elements of the array at ``keys[depth:]`` in the object at the read position (see
+    :func:`member_items`); the object is read to its end."""
+    field = ".".join(keys[: depth + 1])
+    found = False
+    for key in _keys(text, label, f"field {'.'.join(keys[:depth])!r}" if depth else "the document"):
+        if key != keys[depth] or found:
+            _parsed(text, label, f"field {'.'.join((*keys[:depth], key))!r}")
+            continue
+        found, start = True, text.peek()
+        if start == "[":
+            yield from _elements(text, f"{label} field {field!r}")
+        elif start == "{" and depth + 1 < len(keys):
+            yield from _members(text, label, keys, depth + 1)
+        elif depth + 1 < len(keys):
+            raise EvaluationError(
+                f"{label}: field {field!r} must be a list, or an object holding {keys[depth + 1]!r}; "
+                f"it starts {text.rest(20)!r}"
+            )
+        else:
+            raise EvaluationError(f"{label}: field {field!r} must be a list; it starts {text.rest(20)!r}")
+    if not found:
+        raise EvaluationError(f"{label}: field {field!r} is missing")
+
+
+def _parsed(text: _ArrayText, label: str, where: str) -> object:
+    """The JSON value at the read position; bad JSON is an error naming ``where``."""
+    try:
+        return text.value()
+    except _TooLong as exc:
+        raise EvaluationError(f"{label}: {where}: {exc}") from None
+    except ValueError as exc:
+        reason = getattr(exc, "msg", exc)
+        raise EvaluationError(f"{label}: {where} is not valid JSON: {reason}") from exc
+
+
+def _elements(text: _ArrayText, label: str) -> Iterator[object]:
+    """The elements of the array at the read position (its ``[``), one at a time."""
     text.position += 1
     if text.peek() == "]":
         text.position += 1
-    else:
-        index = 0
-        while True:
-            try:
-                yield text.value()
-            except _TooLong as exc:
-                raise EvaluationError(f"{label}: element {index + 1}: {exc}") from None
-            except ValueError as exc:
-                reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
-                raise EvaluationError(f"{label}: element {index + 1} is not valid JSON: {reason}") from exc
-            index += 1
-            separator = text.peek()
-            text.position += 1
-            if separator == "]":
-                break
-            if separator != ",":
-                got = separator or "the end of the file"
-                raise EvaluationError(f"{label}: expected ',' or ']' after element {index}; got {got!r}")
-    if text.peek():
-        raise EvaluationError(f"{label}: text after the end of the JSON array: {text.rest(20)!r}")
+        return
+    index = 0
+    while True:
+        try:
+            yield text.value()
+        except _TooLong as exc:
+            raise EvaluationError(f"{label}: element {index + 1}: {exc}") from None
+        except ValueError as exc:
+            reason = getattr(exc, "msg", exc)  # not the position: it is the buffer's, not the file's
+            raise EvaluationError(f"{label}: element {index + 1} is not valid JSON: {reason}") from exc
+        index += 1
+        separator = text.peek()
+        text.position += 1
+        if separator == "]":
+            return
+        if separator != ",":
+            got = separator or "the end of the file"
+            raise EvaluationError(f"{label}: expected ',' or ']' after element {index}; got {got!r}")
 
 
 class _TooLong(ValueError):
@@ -365,6 +475,11 @@ class _ArrayText:
             self.position = _SPACE.match(self.buffer, self.position).end()  # type: ignore[union-attr]
             if self.position < len(self.buffer) or not self._more(self.chunk):
                 return self.buffer[self.position : self.position + 1]
+
+    def end(self, label: str, what: str) -> None:
+        """Nothing but white space may follow the document (``what`` it is, in the message)."""
+        if self.peek():
+            raise EvaluationError(f"{label}: text after the end of the {what}: {self.rest(20)!r}")
 
     def rest(self, length: int) -> str:
         """Up to ``length`` characters from the read position."""

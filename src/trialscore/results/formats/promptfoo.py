@@ -39,13 +39,14 @@ Every result object is one trial row:
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._promptfoo_csv import csv_results, is_promptfoo_csv
-from trialscore.results.formats._text import first_json_object, head_keys, head_text, json_lines, load_json
+from trialscore.results.formats._text import first_json_object, head_keys, head_text, json_lines, member_items
 from trialscore.results.tally import LongTable, text_value
 
 if TYPE_CHECKING:
@@ -168,70 +169,98 @@ def _assertions(row: dict[str, Any]) -> dict[str, str | None]:
     return out
 
 
-def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongTable:
-    """Trial rows of promptfoo result objects; ``location`` names the file in messages."""
-    checked: list[tuple[int, dict[str, Any]]] = []
+class _Result(NamedTuple):
+    """What one result object holds for scoring (its output, prompt text and grading detail dropped)."""
+
+    position: int
+    test_index: object
+    description: str | None
+    vars_text: str | None
+    target: str
+    prompt: str | None
+    passed: str | None
+    score: object
+    category: str | None
+    assertions: dict[str, str | None]
+
+
+def _kept(rows: Iterable[object], location: str) -> Iterator[_Result]:
+    """Each result object, checked and cut to what scoring needs (texts interned: tests, targets and
+    prompts repeat across results), one at a time."""
     for position, row in enumerate(rows):
+        here = f"{location} result {position + 1}"
         if not isinstance(row, dict):
-            raise EvaluationError(
-                f"{location} result {position + 1}: expected a result object; got {row!r:.60}"
-            )
-        checked.append((position, row))
-    # promptfoo writes results in (testIdx, promptIdx) order; keep that order even when they were shuffled
-    if all(isinstance(row.get("testIdx"), int) for _, row in checked):
-        checked.sort(key=lambda pair: pair[1]["testIdx"])
-    prompts: list[str | None] = []
-    for _, row in checked:
+            raise EvaluationError(f"{here}: expected a result object; got {row!r:.60}")
+        description, vars_text, test_index = _test(row)
         label = _prompt_label(row)
-        if label not in prompts:
-            prompts.append(label)
-    tests = [_test(row) for _, row in checked]
+        category = _text(_object(_object(row.get("testCase")).get("metadata")).get("category"))
+        yield _Result(
+            position,
+            test_index,
+            _interned(description),
+            _interned(vars_text),
+            sys.intern(_target(row, here)),
+            _interned(label),
+            _passed(row, here),
+            row.get("score"),
+            _interned(category),
+            {sys.intern(name): value for name, value in _assertions(row).items()},
+        )
+
+
+def _interned(text: str | None) -> str | None:
+    return None if text is None else sys.intern(text)
+
+
+def promptfoo_table_from_results(rows: Iterable[object], location: str) -> LongTable:
+    """Trial rows of promptfoo result objects (read one at a time, each kept only as the few fields
+    scoring needs); ``location`` names the file in messages."""
+    checked = list(_kept(rows, location))
+    # promptfoo writes results in (testIdx, promptIdx) order; keep that order even when they were shuffled
+    if all(isinstance(result.test_index, int) for result in checked):
+        checked.sort(key=lambda result: result.test_index)  # type: ignore[arg-type,return-value]
+    prompts = list(dict.fromkeys(result.prompt for result in checked))
     vars_by_description: dict[str, set[str | None]] = {}
-    for description, vars_text, _ in tests:
-        if description is not None:
-            vars_by_description.setdefault(description, set()).add(vars_text)
-    per_result = [_assertions(row) for _, row in checked]
-    several = any(len(names) > 1 for names in per_result)
+    for result in checked:
+        if result.description is not None:
+            vars_by_description.setdefault(result.description, set()).add(result.vars_text)
+    several = any(len(result.assertions) > 1 for result in checked)
     columns: dict[str, list[str | None]] = {
         name: [] for name in ("case_id", "trial", "target", "prompt", "category", "scorer", "passed", "score")
     }
     where: list[str] = []
     seen: dict[tuple[str, str], int] = {}
-    for (position, row), (description, vars_text, test_index), assertions in zip(
-        checked, tests, per_result, strict=True
-    ):
-        here = f"{location} result {position + 1}"
-        if description is not None:
-            item = description
-            if len(vars_by_description[description]) > 1 and vars_text is not None:
-                item = f"{description} {vars_text}"
-        elif vars_text is not None:
-            item = vars_text
-        elif test_index is not None:
-            item = text_value(test_index) or ""
+    for result in checked:
+        here = f"{location} result {result.position + 1}"
+        if result.description is not None:
+            item = result.description
+            if len(vars_by_description[result.description]) > 1 and result.vars_text is not None:
+                item = f"{result.description} {result.vars_text}"
+        elif result.vars_text is not None:
+            item = result.vars_text
+        elif result.test_index is not None:
+            item = text_value(result.test_index) or ""
         else:
             raise EvaluationError(
                 f"{here}: field 'testIdx' is missing and the test has no description or vars"
             )
-        target = _target(row, here)
-        label = _prompt_label(row)
+        target = result.target
         if len(prompts) > 1:
-            target = f"{target} prompt {prompts.index(label)}"
-        passed = _passed(row, here)
-        score = row.get("score")
-        case = _object(row.get("testCase"))
-        metadata = _object(case.get("metadata"))
+            target = f"{target} prompt {prompts.index(result.prompt)}"
         trial = seen.get((target, item), 0)
         seen[(target, item)] = trial + 1
-        judged: dict[str, str | None] = {SUCCESS: passed}
+        judged: dict[str, str | None] = {SUCCESS: result.passed}
         if several:
-            judged.update((name, None if passed is None else value) for name, value in assertions.items())
+            judged.update(
+                (name, None if result.passed is None else value) for name, value in result.assertions.items()
+            )
+        score = result.score
         for scorer, outcome in judged.items():
             columns["case_id"].append(item)
             columns["trial"].append(str(trial))
             columns["target"].append(target)
-            columns["prompt"].append(label)
-            columns["category"].append(_text(metadata.get("category")))
+            columns["prompt"].append(result.prompt)
+            columns["category"].append(result.category)
             columns["scorer"].append(scorer)
             columns["passed"].append(outcome)
             whole = scorer == SUCCESS and isinstance(score, (int, float)) and 0 <= score <= 1
@@ -246,31 +275,22 @@ def promptfoo_table_from_results(rows: Sequence[object], location: str) -> LongT
     return LongTable(columns, tuple(where))
 
 
-def _document_results(document: object, path: Path) -> list[object]:
-    if not isinstance(document, dict):
-        raise EvaluationError(f"{path}: expected a promptfoo output object; got {document!r:.60}")
-    results = document.get("results")
-    if isinstance(results, dict):
-        results = results.get("results")
-        field = "results.results"
-    else:
-        field = "results"
-    if not isinstance(results, list):
-        raise EvaluationError(
-            f"{path}: field '{field}' must be the list of promptfoo results; got {results!r:.60}"
-        )
-    return results
-
-
 def promptfoo_table(path: Path) -> LongTable:
-    """Trial rows of a promptfoo output file (a JSON document, JSON Lines of results, or the CSV export)."""
+    """Trial rows of a promptfoo output file (a JSON document, JSON Lines of results, or the CSV export).
+
+    The JSON document's ``results.results`` (or an older document's ``results``) and JSON Lines are
+    streamed, one result object at a time: a file of any size is read in memory that grows with the
+    number of results, not with their outputs and prompts.
+    """
     if is_promptfoo_csv(path):
         return promptfoo_table_from_results(csv_results(path), str(path))
     first = first_json_object(head_text(path) or "")
     if first is not None and _looks_like_result(first):
-        rows = [row for _, row in json_lines(path)]
-        return promptfoo_table_from_results(rows, str(path))
-    return promptfoo_table_from_results(_document_results(load_json(path), path), str(path))
+        return promptfoo_table_from_results((row for _, row in json_lines(path)), str(path))
+    with path.open("r", encoding="utf-8-sig", errors="replace") as handle:
+        return promptfoo_table_from_results(
+            member_items(handle, str(path), ("results", "results")), str(path)
+        )
 
 
 def read(path: Path, sink: TrialSink) -> None:

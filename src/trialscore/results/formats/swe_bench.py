@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAPS",
     "NAME",
+    "SCHEMA_VERSIONS",
     "SUFFIXES",
     "SUMMARY",
     "name_fields",
@@ -116,6 +117,21 @@ def sniff(path: Path) -> bool:
     return bool(report_files(path)) if path.is_dir() else path.is_file() and _is_report(path)
 
 
+#: The ``schema_version`` of the run reports this reader follows (none: the reports before it).
+SCHEMA_VERSIONS = (None, 2)
+
+
+def _drift(report: dict[str, object]) -> str:
+    """What to add to an error about a report of a schema version this reader does not know."""
+    version = report.get("schema_version")
+    if version in SCHEMA_VERSIONS:
+        return ""
+    return (
+        f" (the report has schema_version {version!r:.20}; trialscore reads SWE-bench run reports of "
+        "schema_version 2 (swebench 3.0.3 to 5.0.2) and those before it)"
+    )
+
+
 def _outcomes(report: object, where: str) -> tuple[dict[str, str | None], list[str]]:
     """Instance id -> passed text (None = errored), and the incomplete ids, of one report."""
     if not isinstance(report, dict):
@@ -127,7 +143,9 @@ def _outcomes(report: object, where: str) -> tuple[dict[str, str | None], list[s
         if ids is None and field not in _REQUIRED:
             continue
         if not isinstance(ids, list) or not all(isinstance(one, str) and one for one in ids):
-            raise EvaluationError(f"{where}: field {field!r} must be a list of instance ids; got {ids!r:.60}")
+            raise EvaluationError(
+                f"{where}: field {field!r} must be a list of instance ids; got {ids!r:.60}{_drift(report)}"
+            )
         count = report.get(count_field)
         if count is not None and count != len(ids):
             raise EvaluationError(

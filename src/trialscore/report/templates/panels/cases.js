@@ -72,9 +72,9 @@ function apply() {
   shown.textContent = count + " of " + rows.length + " cases";
 }
 inputs.forEach(function (input) { input.addEventListener(input === q ? "input" : "change", apply); });
+// A live page's reload keeps the filters and sort; the open case is in the address (its permalink).
 ts.keep(function () {
-  return { q: q.value, checks: [flaky.checked, failing.checked, errored.checked], cat: category.value, sorted: sorted,
-    open: current === null ? null : rows.indexOf(current) };
+  return { q: q.value, checks: [flaky.checked, failing.checked, errored.checked], cat: category.value, sorted: sorted };
 }, function (state) {
   q.value = state.q; flaky.checked = state.checks[0]; failing.checked = state.checks[1];
   errored.checked = state.checks[2]; category.value = state.cat;

@@ -1,0 +1,101 @@
+"""Seeded simulation of ``trialscore rank --pareto`` end to end (issue 28, item 2): trial files written,
+read by the command, P(on front) taken from its JSON.
+
+Two-level model: 200 items, item ``i`` with a pass rate ``p_i ~ Beta(4, 2)`` and a cost level
+``w_i ~ N(0, 0.5^2)`` shared by every target; target ``t`` passes a trial of item ``i`` with probability
+``logistic(logit(p_i) + a_t)`` and a trial costs ``exp(b_t + w_i + e)``, ``e ~ N(0, 1)`` (log-normal,
+sigma 1); 3 trials per item and target, a few trials of unknown cost and a few errored.  Five
+targets: three truly on the front, one close below it (a little worse and a little dearer than a
+front target) and one far below it.  True pass rates are the population means (by quadrature over
+Beta(4, 2)), true costs per task ``exp(b_t + 0.125 + 0.5)``.  Claim: targets truly on the front get
+P(on front) of at least 0.9 in at least 90% of runs.  Run with ``-m slow -s`` to print the figures
+quoted in docs/agents.md.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+from scipy.special import expit, logit
+from typer.testing import CliRunner
+
+from tests.stats.test_front_simulation import check_calibration
+from trialscore.cli import app
+from trialscore.stats.front import dominated
+
+ITEMS = 200
+TRIALS = 3
+RUNS = 200
+RESAMPLES = 1000
+#: target -> (shift of the logit of its pass rate, log of its cost level)
+TARGETS = {
+    "cheap": (-1.0, np.log(0.05)),
+    "middle": (0.0, np.log(0.2)),
+    "strong": (1.0, np.log(1.0)),
+    "near": (-0.2, np.log(0.24)),
+    "far": (0.3, np.log(1.5)),
+}
+#: Shares of trials written with no cost, and errored (no outcome).
+UNKNOWN_COST, ERRORED = 0.02, 0.01
+
+
+def true_front() -> np.ndarray:
+    beta = stats.beta(4, 2)
+    rates = [
+        integrate.quad(lambda p, a=a: float(expit(logit(p) + a)) * float(beta.pdf(p)), 0, 1)[0]
+        for a, _ in TARGETS.values()
+    ]
+    costs = [np.exp(b + 0.125 + 0.5) for _, b in TARGETS.values()]
+    return ~dominated(np.array([rates]), np.array([costs]))[0]
+
+
+def write_run(rng: np.random.Generator, path: Path) -> Path:
+    rate = rng.beta(4, 2, ITEMS)
+    level = rng.normal(0.0, 0.5, ITEMS)
+    item = np.repeat(np.arange(ITEMS), TRIALS)
+    trial = np.tile(np.arange(TRIALS), ITEMS)
+    lines = []
+    for name, (a, b) in TARGETS.items():
+        passed = rng.random(item.size) < expit(logit(rate[item]) + a)
+        cost = np.exp(b + level[item] + rng.normal(0.0, 1.0, item.size))
+        unknown = rng.random(item.size) < UNKNOWN_COST
+        errored = rng.random(item.size) < ERRORED
+        for row in range(item.size):
+            record: dict[str, Any] = {
+                "case_id": f"item-{item[row]}",
+                "trial": int(trial[row]),
+                "target": name,
+                "passed": None if errored[row] else bool(passed[row]),
+                "verdict": "error" if errored[row] else ("pass" if passed[row] else "fail"),
+                "cost_usd": None if unknown[row] else float(cost[row]),
+            }
+            lines.append(json.dumps(record))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def one_run(rng: np.random.Generator, seed: int, path: Path) -> np.ndarray:
+    write_run(rng, path)
+    args = ["rank", str(path), "--pareto", "--resamples", str(RESAMPLES), "--seed", str(seed), "-f", "json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    models = {entry["model"]["target"]: entry for entry in json.loads(result.stdout)["models"]}
+    assert not json.loads(result.stdout)["cost_unknown"]
+    return np.array([models[name]["p_on_front"] for name in TARGETS])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_rank_pareto_gives_targets_truly_on_the_front_at_least_0_9_in_90_percent_of_runs(
+    tmp_path: Path,
+) -> None:
+    on = true_front()
+    assert on.tolist() == [True, True, True, False, False]
+    rng = np.random.default_rng(2028)
+    probabilities = np.array([one_run(rng, seed, tmp_path / "trials.jsonl") for seed in range(RUNS)])
+    check_calibration(probabilities, on, list(TARGETS))
