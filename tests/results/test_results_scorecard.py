@@ -144,3 +144,26 @@ def test_design_effect_measures_item_heterogeneity():
     assert np.mean(effects) == pytest.approx(1 + 4 / 7, abs=0.05)
     same = [design_effect(Bank.from_counts(np.full(200, 5), rng.binomial(5, 0.7, 200))) for _ in range(400)]
     assert np.mean(same) == pytest.approx(1.0, abs=0.03)
+
+
+def test_pass_hat_k_carries_its_estimator_and_states_its_convention():
+    specs = metric_specs(["pass@k", "pass^k"], [1, 3], pass_hat_k="plugin")
+    assert [spec.label for spec in specs] == ["pass@1", "pass@3", "pass^1", "pass^3 (plug-in)"]
+    assert [spec.estimator for spec in specs] == [None, None, "plugin", "plugin"]
+    assert not specs[2].plugin  # at k = 1 the plug-in is the pass rate, the unbiased one's value
+    with pytest.raises(EvaluationError, match="estimator goes with pass\\^k"):
+        MetricSpec("pass@k", 2, estimator="plugin")
+    group = GroupCounts((), np.array(["a", "b", "c"], dtype=object), np.array([3, 3, 0]), np.array([2, 3, 0]),
+                        np.array([0, 0, 3]), "fail")  # fmt: skip
+    card = score_group(group, [MetricSpec("pass^k", 3, estimator="plugin"), MetricSpec("pass^k", 3)])
+    plugin, unbiased = card.metrics
+    assert plugin.interval is not None and unbiased.interval is not None
+    assert plugin.interval.estimate == pytest.approx(((2 / 3) ** 3 + 1 + 0) / 3)
+    assert unbiased.interval.estimate == pytest.approx(1 / 3)
+    assert plugin.to_dict()["convention"] == {
+        "estimator": "plugin",
+        "formula": "plug-in (c/n)^k per item (seed 000's passToTheK), mean over items",
+        "errors": "fail",
+        "errored_trials": "errored trials counted as failed trials",
+    }
+    assert "convention" not in score_group(group, [MetricSpec("avg")]).metrics[0].to_dict()

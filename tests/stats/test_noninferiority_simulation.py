@@ -1,4 +1,4 @@
-"""Seeded simulation of the non-inferiority verdict and its plan (issue 28, item 3).
+"""Seeded simulation of the non-inferiority verdict and its plans (issue 28, item 3).
 
 Two-level model of :mod:`trialscore.stats.plan`: item pass rates from a Beta with the plan's mean
 and between-item spread, ``trials`` Bernoulli trials per item and run.  **Power**: both runs share
@@ -8,7 +8,12 @@ moved by one shift (clipped to [0, 1]) whose population mean change is exactly `
 share of ``non-inferior`` verdicts is compared with the one-sided alpha.  The verdicts are
 computed in vectorized form over 20,000 replications (Monte Carlo SE 0.15 points at 5%), checked
 to equal :func:`non_inferiority` itself on the first replications.  The same for cost per success
-at a true ratio of exactly ``1 + margin``, through the library on every replication.  Run with
+at a true ratio of exactly ``1 + margin``, through the library on every replication.
+
+**Plans from pilots**: each replication draws a pilot from the population (one run, or both runs
+for a paired pilot), plans from it, then runs the planned design once: the share of planned
+designs that pass is the power the plans deliver, the pilot's own noise included.  The same for
+cost per success, planned from a paired pilot of both runs with log-normal costs.  Run with
 ``-m slow -s`` to print the figures quoted in docs/agents.md.
 """
 
@@ -21,7 +26,12 @@ import pytest
 from scipy.special import stdtrit
 
 from trialscore import Bank
-from trialscore.stats import cost_non_inferiority, non_inferiority, plan_non_inferiority
+from trialscore.stats import (
+    cost_non_inferiority,
+    non_inferiority,
+    plan_cost_non_inferiority,
+    plan_non_inferiority,
+)
 from trialscore.stats.compare import FLOOR_SHARE
 from trialscore.stats.effort import ItemTotals
 from trialscore.stats.plan import _item_rates, _shifted
@@ -54,7 +64,7 @@ def passes(a: np.ndarray, b: np.ndarray, trials: int, margin: float, alpha: floa
 def checked(a: np.ndarray, b: np.ndarray, trials: int, margin: float, alpha: float) -> np.ndarray:
     fast = passes(a, b, trials, margin, alpha)
     counts = np.full(a.shape[1], trials)
-    for rep in range(CHECKED):
+    for rep in range(min(CHECKED, a.shape[0])):
         result = non_inferiority(
             Bank.from_counts(counts, a[rep]), Bank.from_counts(counts, b[rep]), margin, alpha=alpha
         )
@@ -112,3 +122,84 @@ def test_cost_false_pass_at_the_margin_at_most_alpha() -> None:
     error = math.sqrt(alpha * (1 - alpha) / reps)
     print(f"\ncost per success at 1 + margin ({margin:g}), {items} items x 3 trials: false pass {share:.2%}")
     assert share <= alpha + 2 * error
+
+
+#: (margin, pass rate, spread, one-sided alpha, pilot items, pilot trials, paired pilot, seed, excess)
+PILOTS = [
+    (0.1, 0.7, 0.5, 0.05, 40, 3, False, 5, 0.01),
+    (0.05, 0.5, 0.3, 0.025, 60, 5, True, 6, 0.0),
+]
+PILOT_REPS = 4000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("design", PILOTS)
+def test_plans_from_a_pilot_reach_their_power(design: tuple[float, ...]) -> None:
+    """A pilot drawn from the population plans the design; the planned design, run once, passes ~80%."""
+    margin, rate, spread, alpha, pilot_items_, pilot_trials_, paired, seed, excess = design
+    pilot_items, pilot_trials = int(pilot_items_), int(pilot_trials_)
+    shifted = _shifted(_item_rates(rate, spread), margin, -1.0)
+    assert shifted is not None
+    size = 1 / spread - 1
+    rng = np.random.default_rng(int(seed))
+    good = bad = 0
+    planned = []
+    for rep in range(PILOT_REPS):
+        rates = rng.beta(rate * size, (1 - rate) * size, pilot_items)
+        shape = [pilot_trials] * pilot_items
+        pilot = Bank.from_counts(shape, rng.binomial(pilot_trials, rates))
+        other = Bank.from_counts(shape, rng.binomial(pilot_trials, rates)) if paired else None
+        plan = plan_non_inferiority(margin, pilot=pilot, pilot_candidate=other, alpha=alpha)
+        assert plan.trials == pilot_trials and plan.feasible
+        planned.append(plan.items)
+        p = rng.beta(rate * size, (1 - rate) * size, (1, plan.items))
+        base = rng.binomial(pilot_trials, p)
+        same = rng.binomial(pilot_trials, p)
+        worse = rng.binomial(pilot_trials, np.clip(p + shifted.shift, 0.0, 1.0))
+        verdict = checked if rep < CHECKED else passes
+        good += int(verdict(base, same, pilot_trials, margin, alpha)[0])
+        bad += int(verdict(base, worse, pilot_trials, margin, alpha)[0])
+    power, false_pass = good / PILOT_REPS, bad / PILOT_REPS
+    error = math.sqrt(alpha * (1 - alpha) / PILOT_REPS)
+    low, middle, high = np.percentile(planned, [5, 50, 95])
+    kind = "a paired" if paired else "a one-run"
+    print(
+        f"\nplanned from {kind} pilot of {pilot_items} items x {pilot_trials} trials (margin {margin:g}, "
+        f"pass rate {rate:g}, spread {spread:g}, one-sided alpha {alpha:g}): {middle:.0f} items planned "
+        f"(5-95%: {low:.0f}-{high:.0f}); power {power:.2%} (planned 80%), false pass at the margin "
+        f"{false_pass:.2%} (MC se {error:.2%})"
+    )
+    assert 0.76 <= power <= 0.86
+    assert false_pass <= alpha + 2 * error + excess
+
+
+@pytest.mark.slow
+def test_cost_plan_from_a_paired_pilot_reaches_its_power() -> None:
+    """ "No more expensive than", planned from a paired pilot of 60 items: ~80% power, false pass <= alpha."""
+    margin, alpha, reps, pilot_items = 0.2, 0.05, 2000, 60
+    rng = np.random.default_rng(8)
+    good = bad = 0
+    planned = []
+    for _ in range(reps):
+        rates, level = rng.beta(4, 2, pilot_items), rng.normal(0.0, 0.5, pilot_items)
+        pilot = cost_run(rng, rates, level, 1.0), cost_run(rng, rates, level, 1.0)
+        plan = plan_cost_non_inferiority(margin, pilot=pilot[0], pilot_candidate=pilot[1], alpha=alpha)
+        assert plan.trials == 3 and plan.feasible
+        planned.append(plan.items)
+        rates, level = rng.beta(4, 2, plan.items), rng.normal(0.0, 0.5, plan.items)
+        base = cost_run(rng, rates, level, 1.0)
+        good += cost_non_inferiority(base, cost_run(rng, rates, level, 1.0), margin, alpha=alpha).passed
+        bad += cost_non_inferiority(
+            base, cost_run(rng, rates, level, 1.0 + margin), margin, alpha=alpha
+        ).passed
+    power, false_pass = good / reps, bad / reps
+    error = math.sqrt(alpha * (1 - alpha) / reps)
+    low, middle, high = np.percentile(planned, [5, 50, 95])
+    print(
+        f"\ncost per success planned from a paired pilot of {pilot_items} items x 3 trials "
+        f"(margin {margin:g}, one-sided alpha {alpha:g}): {middle:.0f} items planned "
+        f"(5-95%: {low:.0f}-{high:.0f}); power {power:.2%} (planned 80%), false pass at the margin "
+        f"{false_pass:.2%} (MC se {error:.2%})"
+    )
+    assert 0.76 <= power <= 0.86
+    assert false_pass <= alpha + 2 * error

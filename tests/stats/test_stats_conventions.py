@@ -16,54 +16,20 @@ the fixtures carry counts consistent with the published figures, not the models'
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from fractions import Fraction
 from math import comb
 from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.results._tau import tau2_497_file, tau_fixtures
 from trialscore.compat.scoring import pass_to_the_k
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.results import read_counts
 from trialscore.results.counts import GroupCounts
 from trialscore.stats import pass_hat_k_stated
-
-MAKER = Path(__file__).parent.parent / "results" / "fixtures" / "tau-bench" / "make_fixtures.py"
-
-
-def fixtures() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("tau_fixtures", MAKER)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def tau2_file(tmp_path: Path, model: str, solved: int, all_errored: int, tasks: int = 97) -> Path:
-    """A tau2-bench Results file: ``solved`` tasks pass 4 of 4, ``all_errored`` error 4 of 4, others 2."""
-    runs: dict[str, list[tuple[str, float | None]]] = {}
-    for index in range(tasks):
-        if index < solved:
-            runs[str(index)] = [("user_stop", 1.0)] * 4
-        elif index < solved + all_errored:
-            runs[str(index)] = [("infrastructure_error", None)] * 4
-        else:
-            runs[str(index)] = [
-                ("user_stop", 1.0),
-                ("user_stop", 0.0),
-                ("max_steps", 0.0),
-                ("user_stop", 1.0),
-            ]
-    results = fixtures().tau2_results(model, runs)
-    results["info"]["num_trials"] = 4
-    results["info"]["environment_info"]["domain_name"] = "banking_knowledge"
-    path = tmp_path / f"{model}_banking_knowledge_4trials.json"
-    path.write_text(json.dumps(results))
-    return path
 
 
 def group(path: Path, errors: str) -> GroupCounts:
@@ -78,7 +44,7 @@ def group(path: Path, errors: str) -> GroupCounts:
 def test_tau2_bench_497_both_published_numbers(
     tmp_path: Path, model: str, solved: int, all_errored: int, excluded: str, failed: str
 ) -> None:
-    path = tau2_file(tmp_path, model, solved, all_errored)
+    path = tau2_497_file(tmp_path, model, solved, all_errored)
     dropped = pass_hat_k_stated(group(path, "exclude"), 4)
     counted = pass_hat_k_stated(group(path, "fail"), 4)
     assert f"{100 * dropped.value:.2f}" == excluded
@@ -92,7 +58,7 @@ def test_tau2_bench_497_both_published_numbers(
 
 
 def test_plugin_convention_on_the_same_file_gives_a_third_number(tmp_path: Path) -> None:
-    path = tau2_file(tmp_path, "grok-4-1-fast", 5, 1)
+    path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     plugin = pass_hat_k_stated(group(path, "fail"), 4, "plugin")
     # (2/4)^4 = 1/16 for each of the 91 flaky tasks, where C(2,4)/C(4,4) = 0
     assert plugin.value == pytest.approx((5 + 91 / 16) / 97)
@@ -103,7 +69,7 @@ def test_tau_bench_display_metrics_is_the_fail_convention(tmp_path: Path) -> Non
     """tau-bench's run.py scores a run that raised 0 and divides by the number of trials."""
     rewards = {0: [1.0, 1.0, 1.0], 1: [1.0, None, 1.0], 2: [0.0, 1.0, 1.0], 3: [None, None, None]}
     path = tmp_path / "tool-calling-gpt-4o-0.0_range_0-4_user-gpt-4o-llm_1122203000.json"
-    path.write_text(json.dumps(fixtures().tau_bench_run(rewards)))
+    path.write_text(json.dumps(tau_fixtures().tau_bench_run(rewards)))
     c = [sum(1 for r in runs if r == 1.0) for runs in rewards.values()]
     for k in (1, 2, 3):
         display = sum(Fraction(comb(ci, k), comb(3, k)) for ci in c) / len(c)
@@ -130,3 +96,33 @@ def test_estimators_agree_with_exact_arithmetic() -> None:
     assert pass_hat_k_stated(counts, 20, "plugin").k == 20  # the plug-in is defined for k > n
     with pytest.raises(EvaluationError, match="estimator must be one of plugin, unbiased"):
         pass_hat_k_stated(counts, 2, "biased")
+
+
+def test_plugin_interval_is_the_item_interval_of_the_plugin_values() -> None:
+    from trialscore import Bank
+    from trialscore.stats import bounded_mean_interval
+    from trialscore.stats.conventions import plugin_interval
+
+    bank = Bank.from_counts([4, 4, 3, 5, 4], [2, 4, 1, 5, 3])
+    interval = plugin_interval(bank, 3)
+    exact = sum(Fraction(c, n) ** 3 for n, c in zip([4, 4, 3, 5, 4], [2, 4, 1, 5, 3], strict=True)) / 5
+    assert interval.estimate == pytest.approx(float(exact), rel=1e-13)
+    ceiling = 25 / (3 * (1 / 4 + 1 / 4 + 1 / 3 + 1 / 5 + 1 / 4))
+    values = [(c / n) ** 3 for n, c in zip([4, 4, 3, 5, 4], [2, 4, 1, 5, 3], strict=True)]
+    assert interval == bounded_mean_interval(values, max_n=max(ceiling, 5.0))
+    saturated = plugin_interval(Bank.from_counts([3] * 20, [3] * 20), 2)
+    assert saturated.estimate == 1.0 and saturated.low < 1.0  # never zero width on finitely many trials
+
+
+def test_convention_states_the_estimator_and_the_errors() -> None:
+    from trialscore.stats.conventions import convention, convention_line
+
+    assert convention("plug-in", "fail") == {
+        "estimator": "plugin",
+        "formula": "plug-in (c/n)^k per item (seed 000's passToTheK), mean over items",
+        "errors": "fail",
+        "errored_trials": "errored trials counted as failed trials",
+    }
+    assert convention_line().startswith("pass^k: unbiased C(c,k)/C(n,k) per item")
+    with pytest.raises(EvaluationError, match="errors must be 'exclude' or 'fail'"):
+        convention("unbiased", "drop")

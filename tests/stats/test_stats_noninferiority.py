@@ -1,4 +1,4 @@
-"""Non-inferiority verdicts, the cost-per-success one the other way round, and their plans."""
+"""Non-inferiority verdicts, and the cost-per-success one the other way round."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats import compare_paired, cost_non_inferiority, non_inferiority, plan_non_inferiority
+from trialscore.stats import compare_paired, cost_non_inferiority, non_inferiority
 from trialscore.stats.effort import item_totals
 
 BASE = [[1, 1, 1, 0], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 1, 1, 1], [0, 0, 1, 0]] * 6
@@ -115,21 +115,3 @@ def test_cost_verdicts_and_unmatched_items() -> None:
     assert any("1 trial of unknown cost" in note for note in result.notes)
     with pytest.raises(InsufficientDataError, match="no solved trial on the shared items"):
         cost_non_inferiority(old, item_totals(items, [0] * 60, [1.0] * 60), 0.1)
-
-
-def test_plan_matches_the_power_of_its_design() -> None:
-    plan = plan_non_inferiority(0.1, pass_rate=0.7, trials=3)
-    assert plan.feasible and plan.achieved_power >= 0.8
-    fewer = plan_non_inferiority(0.1, pass_rate=0.7, trials=3, items=plan.items - 1)
-    assert fewer.achieved_power < 0.8
-    assert plan_non_inferiority(0.1, pass_rate=0.7, items=plan.items).trials == 3
-    # a candidate expected slightly better needs fewer items; slightly worse, more
-    assert plan_non_inferiority(0.1, pass_rate=0.7, trials=3, expected=0.03).items < plan.items
-    assert plan_non_inferiority(0.1, pass_rate=0.7, trials=3, expected=-0.03).items > plan.items
-
-
-def test_plan_infeasible_and_bad_expected() -> None:
-    capped = plan_non_inferiority(0.03, pass_rate=0.95, spread=0.9, items=3, expected=-0.025)
-    assert capped.trials is None and not capped.feasible and "Add items" in capped.note
-    with pytest.raises(EvaluationError, match="expected must be above -margin"):
-        plan_non_inferiority(0.1, pass_rate=0.7, expected=-0.1)

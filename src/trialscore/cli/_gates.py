@@ -167,10 +167,13 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
 
 
 def _gate_section(verdict: RunVerdict) -> Section:
+    from trialscore.stats.conventions import convention_line
+
     rows = [[g.gate, g.target, g.metric, g.value, g.bar, g.rule, g.result, g.detail] for g in verdict.gates]
     header = ["gate", "target", "metric", "value", "bar", "rule", "result", "detail"]
     title = "gates: " + ("FAILED" if verdict.failed else "NOT JUDGED" if verdict.unjudged else "passed")
-    return Section(header, rows, title=title)
+    hat = any(str(g.metric).startswith("pass^") for g in verdict.gates)
+    return Section(header, rows, title=title, notes=[convention_line("unbiased", "exclude")] if hat else [])
 
 
 def _summary_sections(report: RunReport, summary: dict[str, Any], verdict: RunVerdict) -> list[Section]:
@@ -257,6 +260,8 @@ def finish_run(report: RunReport, summary: dict[str, Any], verdict: RunVerdict, 
     if verdict.gates:
         section = _gate_section(verdict)
         console.print(fitted_table(section.title, section.header, styled_rows(section), console.width))
+        for note in section.notes:
+            console.print(Text(note), highlight=False)
         if checks.baseline_name is not None:
             console.print(Text(f"baseline: {checks.baseline_name}"), highlight=False)
     if checks.junit is not None:

@@ -133,7 +133,11 @@ def _figure_payload(figure: CalibratedFigure | PairCalibration) -> dict[str, Any
     return body
 
 
-def _calibration_section(label: str, result: Calibration, banks: LabelledBanks, path: str) -> Section:
+def _calibration_section(
+    label: str, result: Calibration, banks: LabelledBanks, path: str, errors: str
+) -> Section:
+    from trialscore.stats.conventions import convention_line
+
     rows: list[list[object]] = []
     for figure in result.figures:
         rows.append(_row(figure.metric, "corrected (ppi++)", figure.corrected, figure.labelled_items))
@@ -155,6 +159,8 @@ def _calibration_section(label: str, result: Calibration, banks: LabelledBanks, 
     notes = [f"{f.metric}: {f.reason}" for f in result.figures if f.reason]
     methods = {f.corrected.method for f in result.figures if f.corrected is not None}
     notes += [f"corrected: {method}" for method in sorted(methods)]
+    if any(figure.metric.startswith("pass^") for figure in result.figures):
+        notes.append(convention_line("unbiased", errors))
     notes.append(
         "the labelled items must be a random sample of the items (trialscore label draws one): "
         "the corrected interval rests on it; the unit is the item"
@@ -202,10 +208,13 @@ def _human_score(
                 "notes": list(banks.notes),
             }
         )
-        extras.sections.append(_calibration_section(label, result, banks, labels.path))
+        extras.sections.append(_calibration_section(label, result, banks, labels.path, counts.errors))
     if not groups:
         raise EvaluationError(f"{labels.path}: no label lands on a judged trial of the inputs")
-    extras.payload["human"] = {"labels": labels.path, "by": list(counts.by), "groups": groups}
+    from trialscore.stats.conventions import convention
+
+    stated = {"pass_hat_k_convention": convention("unbiased", counts.errors)}
+    extras.payload["human"] = {"labels": labels.path, "by": list(counts.by), "groups": groups, **stated}
     return extras
 
 
@@ -252,6 +261,15 @@ def _split_section(split: JudgeSplit) -> Section:
     )
 
 
+def _one_verdict(read: ReadOptions, labelled: bool) -> None:
+    """Human labels judge the trial, not each grader: --human refuses --per-grader."""
+    if labelled and read.per_grader:
+        raise EvaluationError(
+            "--human labels a trial's verdict, not each grader's: drop --per-grader (or score per grader "
+            "without --human)"
+        )
+
+
 def score_extras(
     files: Sequence[Path],
     by: Sequence[str],
@@ -264,6 +282,7 @@ def score_extras(
     from trialscore.results.judge_split import judge_splits
     from trialscore.results.judged import JUDGE_ONLY, judged_inputs, trial_records
 
+    _one_verdict(read, human is not None)
     inputs = resolved(files, read)
     extras = _human_score(files, by, read, human, ks, level) if human is not None else Extras()
     if not judged_inputs(inputs):
@@ -312,6 +331,7 @@ def compare_extras(
             extras.payload["calibration"] = JUDGE_ONLY
             extras.footer.append(f"{JUDGE_ONLY} (compare --human LABELS corrects it)")
         return extras
+    _one_verdict(read, True)
     if len(humans) > 2:
         raise EvaluationError(f"--human takes one labels file, or one for each run; got {len(humans)}")
     from trialscore.cli._options import read_together

@@ -46,6 +46,7 @@ __all__ = [
     "FormatOpt",
     "LevelOpt",
     "OutputFormat",
+    "PassHatKOption",
     "ReadOptions",
     "ResamplesOpt",
     "SeedOpt",
@@ -98,6 +99,8 @@ FLAGS = {
     "trials": "--trials",
     "estimand='items'": "--estimand items",
     "judge_col": "--judge-col",
+    "margin": "--non-inferior MARGIN",
+    "expected": "--expected",
 }
 
 T = TypeVar("T")
@@ -133,6 +136,13 @@ class OutputFormat(str, Enum):
     json = "json"
     markdown = "markdown"
     csv = "csv"
+
+
+class PassHatKOption(str, Enum):
+    """pass^k's estimator (:mod:`trialscore.stats.conventions`)."""
+
+    unbiased = "unbiased"
+    plugin = "plugin"
 
 
 class ErrorPolicyOption(str, Enum):
@@ -216,6 +226,14 @@ class ReadOptions:
             "are otherwise scored per scorer).",
         ),
     ] = None
+    per_grader: Annotated[
+        bool,
+        typer.Option(
+            "--per-grader",
+            help="Score each grader's verdict of the runner's trials (grader_results) as its own group, "
+            "grader=NAME, beside the trial's own verdict, grader=(trial): the process beside the answer.",
+        ),
+    ] = False
     cluster_col: Annotated[
         str | None,
         typer.Option(
@@ -258,17 +276,21 @@ class ReadOptions:
 R = TypeVar("R")
 
 
-def reading_options(*, clusters: bool = True) -> Callable[[Callable[..., R]], Callable[..., R]]:
+def reading_options(
+    *, clusters: bool = True, graders: bool = False
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the reading options, declared once in :class:`ReadOptions`.
 
     The decorated command takes ``read: ReadOptions``; the command line sees one option per
     field (``--item-col``, ``--skip-invalid``, ...), placed before ``--format``.  With
-    ``clusters=False`` the command has no ``--cluster-col``.
+    ``clusters=False`` the command has no ``--cluster-col``; with ``graders=True`` it has
+    ``--per-grader`` (a command whose figures it splits per grader).
     """
     import typing
 
     hints = typing.get_type_hints(ReadOptions, include_extras=True)
-    names = [f.name for f in fields(ReadOptions) if clusters or f.name != "cluster_col"]
+    left_out = {name for name, given in (("cluster_col", clusters), ("per_grader", graders)) if not given}
+    names = [f.name for f in fields(ReadOptions) if f.name not in left_out]
     extra = [
         inspect.Parameter(
             name,
@@ -364,12 +386,16 @@ def warn_skipped_rows(rows: int, first: str | None) -> None:
         )
 
 
-def _warn_skipped(counts: ItemCounts) -> None:
+def _warn_skipped(counts: ItemCounts, noted: set[str]) -> None:
+    """Warn about an input's skipped rows and partial runs; print its notes not printed yet (``noted``)."""
     warn_skipped_rows(counts.stats.rows_skipped, counts.stats.first_skipped)
     for run in counts.stats.partial:
         errors.print(f"warning: {run.message}", markup=False, highlight=False, soft_wrap=True)
     for note in counts.stats.notes:
-        errors.print(f"note: {flagged(note)}", markup=False, highlight=False, soft_wrap=True)
+        line = f"note: {flagged(note)}"
+        if line not in noted:
+            noted.add(line)
+            errors.print(line, markup=False, highlight=False, soft_wrap=True)
 
 
 def inputs_of(files: Sequence[Path | RecordSource]) -> list[Path | str | RecordSource]:
@@ -453,14 +479,16 @@ def read_together(
             split=split,
             scorer=options.scorer,
             detail=detail,
+            graders=options.per_grader,
         )
     if detail:  # fields asked for (the per-success metrics): grouped as without them; the bare
         # trials (detail=(), the judged commands) keep the target that labels are matched by
         from trialscore.results.per_success import without_single_target
 
         read = without_single_target(read, by)
+    noted: set[str] = set()
     for counts in read:
-        _warn_skipped(counts)
+        _warn_skipped(counts, noted)
     return read
 
 

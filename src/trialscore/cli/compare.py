@@ -159,7 +159,7 @@ def _unpaired_notes(comparisons: Sequence[dict[str, Any]]) -> list[str]:
 
 
 @app.command()
-@reading_options()
+@reading_options(graders=True)
 def compare(
     baseline: Annotated[Path, typer.Argument(help="Trial file or run folder of the baseline run.")],
     candidate: Annotated[Path, typer.Argument(help="Trial file or run folder of the candidate run.")],
@@ -255,6 +255,9 @@ def compare(
             for key in shared
         )
         comparisons = [{"group": dict(group), "label": label, **body} for label, group, body in judged]
+        stated = _pass_hat_k_convention(metric, base_counts.errors)
+        for body in comparisons:
+            body.update(stated)
         extras = compare_extras(baseline, candidate, groups_by, read, human or [], metric, k, 1 - alpha)
     only_in_baseline = [base_groups[key].label for key in base_groups if key not in cand_groups]
     only_in_candidate = [cand_groups[key].label for key in cand_groups if key not in base_groups]
@@ -300,6 +303,10 @@ def compare(
     notes += _unpaired_notes(comparisons)
     notes += [f"{c['label']}: {note}" for c in comparisons for note in c.get("notes", ())]
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
+    if stated:
+        from trialscore.stats.conventions import convention_line
+
+        notes.append(convention_line(stated["convention"]["estimator"], stated["convention"]["errors"]))
     if only_in_baseline or only_in_candidate:
         notes.append("groups found in one run only are listed, not compared")
     verdicts = ", ".join(
@@ -335,6 +342,18 @@ def compare(
             highlight=False,
         )
         raise typer.Exit(EXIT_NOT_JUDGED)
+
+
+def _pass_hat_k_convention(metric: str, errors: str) -> dict[str, Any]:
+    """``{"convention": ...}`` when the metric is pass^k (the unbiased estimator; what errored trials did),
+    else nothing: compare pairs the unbiased per-item values (a plug-in's bias changes with the trials an
+    item has, so a difference of plug-ins would mix the change with a change of trials)."""
+    from trialscore.core.metrics import resolve_metric
+    from trialscore.stats.conventions import convention
+
+    if resolve_metric(metric, trial_values=True).name != "pass^k":
+        return {}
+    return {"convention": convention("unbiased", errors)}
 
 
 def _gate_line(failed: bool, comparisons: Sequence[dict[str, Any]], untested: Sequence[Untested]) -> str:

@@ -11,6 +11,7 @@ import typer
 from trialscore.cli._app import app
 from trialscore.cli._groups import judge_each
 from trialscore.cli._judged import budget_report
+from trialscore.cli._margin_plan import MarginPlan, margin_plan_report
 from trialscore.cli._options import (
     JSON_VERSION,
     ByOpt,
@@ -30,7 +31,7 @@ __all__ = ["plan"]
 
 
 @app.command()
-@reading_options(clusters=False)
+@reading_options(clusters=False, graders=True)
 def plan(
     delta: Annotated[
         float | None,
@@ -67,7 +68,34 @@ def plan(
         str | None,
         typer.Option("--direction", help="Plan a 'decrease' or an 'increase' (default: the noisier)."),
     ] = None,
-    alpha: Annotated[float, typer.Option("--alpha", help="Significance level.")] = 0.05,
+    non_inferior: Annotated[
+        float | None,
+        typer.Option(
+            "--non-inferior",
+            help="MARGIN (instead of --delta): the items and trials compare --non-inferior MARGIN needs to "
+            "find the candidate no worse (a pass rate's difference; with a per-success --metric, relative: "
+            "no more expensive by more than MARGIN, from a paired pilot).",
+        ),
+    ] = None,
+    expected: Annotated[
+        float | None,
+        typer.Option(
+            "--expected",
+            help="With --non-inferior: the true candidate - baseline the power is planned at (default 0, "
+            "as good); with a per-success --metric the true ratio (default 1).",
+        ),
+    ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            "--metric",
+            help="With --non-inferior: avg (the pass rate, default) or a per-success metric "
+            "(cost-per-success, latency-per-success, tokens-per-success, steps-per-success).",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option("--alpha", help="Significance level (one-sided with --non-inferior).")
+    ] = 0.05,
     power: Annotated[float, typer.Option("--power", help="Target power.")] = 0.8,
     by: ByOpt = None,
     budget: Annotated[
@@ -84,26 +112,56 @@ def plan(
     output: FormatOpt = OutputFormat.table,
     read: ReadOptions = ReadOptions(),
 ) -> None:
-    """How many items and trials a comparison needs to detect a change of --delta; or, with --budget,
+    """How many items and trials a comparison needs to detect a change of --delta; with --non-inferior
+    MARGIN, to find the candidate no worse than the baseline by more than MARGIN; or, with --budget,
     how to split a budget of calls between trials and judge repeats.
 
     With --pilot (any file score reads) the variances come from the pilot, one plan per --by group.
 
     Example: trialscore plan --delta 0.05 --pass-rate 0.7 --trials 5
+    Example: trialscore plan --non-inferior 0.05 --pilot pilot.jsonl
     """
     with bad_input():
         from trialscore.stats import plan_sample_size
 
+        if read.per_grader and pilot is None:
+            raise EvaluationError("--per-grader splits a pilot's trials per grader; give --pilot")
         if budget is not None:
-            if pilot is None or delta is not None:
+            if pilot is None or delta is not None or non_inferior is not None or read.per_grader:
                 raise EvaluationError(
-                    "--budget plans from --pilot RUN (a run with judge repeats), without --delta"
+                    "--budget plans from --pilot RUN (a run with judge repeats), without --delta, "
+                    "--non-inferior or --per-grader"
                 )
             render(budget_report(pilot, read, budget, judge_cost, items), output)
             return
+        if non_inferior is not None:
+            if delta is not None or between is not None or direction is not None:
+                raise EvaluationError(
+                    "--non-inferior plans a one-sided test against its margin: drop --delta, --between "
+                    "and --direction (--expected sets the truth the power is planned at)"
+                )
+            per_success = metric is not None and metric != "avg"
+            if not per_success and (pass_rate is None) == (pilot is None):
+                raise EvaluationError(
+                    "give exactly one of --pass-rate (the baseline's expected pass rate) or --pilot FILE "
+                    f"(a pilot run); got {'both' if pilot is not None else 'neither'}"
+                )
+            if pilot_candidate is not None and pilot is None:
+                raise EvaluationError("--pilot-candidate needs --pilot (the baseline's pilot)")
+            if pilot is None and by:
+                raise EvaluationError("--by reads a pilot file; give --pilot")
+            ask = MarginPlan(
+                non_inferior, metric, pass_rate, pilot, pilot_candidate, spread, expected, items, trials,
+                alpha, power,
+            )  # fmt: skip
+            render(margin_plan_report(ask, split(by), read), output)
+            return
+        if expected is not None or metric is not None:
+            raise EvaluationError("--expected and --metric go with --non-inferior MARGIN")
         if delta is None:
             raise EvaluationError(
-                "give --delta (the change to detect) or --budget (calls to spend) with --pilot"
+                "give --delta (the change to detect), --non-inferior MARGIN (a margin to stay within) or "
+                "--budget (calls to spend) with --pilot"
             )
         if (pass_rate is None) == (pilot is None):
             raise EvaluationError(

@@ -21,6 +21,7 @@ from trialscore.cli._options import (
     FormatOpt,
     LevelOpt,
     OutputFormat,
+    PassHatKOption,
     ReadOptions,
     ResamplesOpt,
     SeedOpt,
@@ -37,7 +38,7 @@ from trialscore.cli._render import Report, Section, render
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
-    from trialscore.results.scorecard import GroupScore
+    from trialscore.results.scorecard import GroupScore, MetricScore
 
 __all__ = ["rows_line", "score"]
 
@@ -68,7 +69,7 @@ _ROW_STATS = ["rows_read", "rows_used", "rows_skipped", "rows_errored"]
 def _flat(cards: Sequence[GroupScore], by: Sequence[str], stats: dict[str, Any]) -> Section:
     """One CSV row per group and metric."""
     header = [*by, "items", "trials", "errored_trials", "flaky_items", "metric", "k", "tau"]
-    header += ["estimate", "low", "high", "method", "level", *_ROW_STATS, "reason"]
+    header += ["estimate", "low", "high", "method", "level", *_ROW_STATS, "reason", "convention"]
     rows = []
     for card in cards:
         key = dict(card.key)
@@ -80,8 +81,19 @@ def _flat(cards: Sequence[GroupScore], by: Sequence[str], stats: dict[str, Any])
             group = [card.items, card.trials, card.errored_trials, card.flaky_items]
             spec = (m.spec.metric.name, m.spec.k, m.spec.tau)
             row_stats = (stats[name] for name in _ROW_STATS)
-            rows.append([*(key.get(name) for name in by), *group, *spec, *bounds, *row_stats, m.reason])
+            rows.append(
+                [*(key.get(name) for name in by), *group, *spec, *bounds, *row_stats, m.reason, _stated(m)]
+            )
     return Section(header, rows)
+
+
+def _stated(score: MetricScore) -> str | None:
+    """The convention line of a pass^k (its estimator, what errored trials did); None for other metrics."""
+    if score.convention is None:
+        return None
+    from trialscore.stats.conventions import convention_line
+
+    return convention_line(score.convention["estimator"], score.convention["errors"])
 
 
 def _valued(extra: GroupPerSuccess | None) -> dict[str, Any]:
@@ -113,12 +125,13 @@ def _section(card: GroupScore, extra: Sequence[str] = ()) -> Section:
         )
     )
     notes = (["intervals: " + "; ".join(methods)] if methods else []) + reasons
+    notes += [line for line in dict.fromkeys(_stated(m) for m in card.metrics) if line is not None]
     notes += [*extra, *(advice.message for advice in card.advice)]
     return Section(["metric", "estimate", "low", "high"], rows, title=card.label, lead=lead, notes=notes)
 
 
 @app.command()
-@reading_options()
+@reading_options(graders=True)
 def score(
     files: FilesArg,
     k: Annotated[
@@ -145,6 +158,14 @@ def score(
     resamples: ResamplesOpt = 10_000,
     seed: SeedOpt = 0,
     tau: TauOpt = 0.5,
+    pass_hat_k: Annotated[
+        PassHatKOption,
+        typer.Option(
+            "--pass-hat-k",
+            help="pass^k's estimator: unbiased C(c,k)/C(n,k) per item (Yao et al. 2024, tau-bench) or plugin "
+            "(c/n)^k per item (seed 000's passToTheK, biased upward for flaky items with few trials).",
+        ),
+    ] = PassHatKOption.unbiased,
     human: Annotated[
         Path | None,
         typer.Option(
@@ -168,7 +189,7 @@ def score(
         valued = needs_detail(split(metric))
         counts = read_counts(files, groups_by, read, detail=FIELDS if valued else False)
         ks = parse_ks(k) or default_ks(counts)
-        specs = metric_specs(split(metric), ks, tau, trial_values=True)
+        specs = metric_specs(split(metric), ks, tau, trial_values=True, pass_hat_k=pass_hat_k.value)
         counted = [spec for spec in specs if spec.metric.needs == "counts"]
         cards = [
             score_group(group, counted, ci, level, resamples, seed, max(ks)) for group in counts.groups()
@@ -200,7 +221,7 @@ def score(
         payload,
         [*(_section(card, extra[card.label].notes if extra else ()) for card in cards), *extras.sections],
         footer=[rows_line(stats), *extras.footer],
-        flat=_flat(cards, groups_by, stats),
+        flat=_flat(cards, list(counts.by), stats),
     )
     render(report, output)
     with bad_input():

@@ -93,7 +93,7 @@ def _evidence(snapshot: CategorySnapshot) -> list[Change | float | None]:
 
 
 @app.command()
-@reading_options(clusters=False)
+@reading_options(clusters=False, graders=True)
 def track(
     files: Annotated[
         list[Path] | None,

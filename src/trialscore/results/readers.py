@@ -115,6 +115,7 @@ def read_counts(
     group_targets: bool = False,
     scorer: str | None = None,
     detail: Detail = False,
+    graders: bool = False,
 ) -> ItemCounts:
     """Read trial files and folders into per-(group, item) counts, with each trial if asked.
 
@@ -144,6 +145,9 @@ def read_counts(
         :data:`~trialscore.results.trials.TRIAL_FIELDS`; ``()``: verdicts only) where the input has
         them.  Trials are then records of a target: the counts are split by ``target`` (None where
         the input names none), and a repeated (target, case, trial) is named where it is.
+    graders : score each grader's verdict apart: one more group key, ``grader``, one group per grader of
+        the trials' ``grader_results`` beside the trial's own verdict
+        (:func:`~trialscore.results.by_grader.by_grader`)
 
     Returns
     -------
@@ -161,6 +165,7 @@ def read_counts(
         group_targets,
         scorer=scorer,
         detail=detail,
+        graders=graders,
     )
     return counts
 
@@ -177,6 +182,7 @@ def read_counts_together(
     split: Sequence[str] = (),
     scorer: str | None = None,
     detail: Detail = False,
+    graders: bool = False,
 ) -> list[ItemCounts]:
     """Several inputs read apart (one :class:`ItemCounts` each) with one grouping decision for all.
 
@@ -198,8 +204,9 @@ def read_counts_together(
     (['target=a', 'target=b'], ['target=a'])
     """
     policy = check_error_policy(errors)
-    fields = _fields(detail)
-    kept = (_TARGET,) if fields is not None and _TARGET not in by else ()  # trials are records of a target
+    asked = _fields(detail)
+    fields = asked if not graders else frozenset({"graders"}) | (asked or frozenset())
+    kept = (_TARGET,) if asked is not None and _TARGET not in by else ()  # trials are records of a target
     extra = tuple(name for name in split if name not in (*by, *kept))
     auto: tuple[str, ...] = ()
     if group_targets and not allow_repeated_trials:
@@ -231,7 +238,14 @@ def read_counts_together(
         else:
             every = _values(read, name)
             read = [_noted(counts, name, max(_values([counts], name), every, key=len)) for counts in read]
-    return [_without(counts, drop) for counts in read]
+    read = [_without(counts, drop) for counts in read]
+    if graders:
+        from trialscore.results.by_grader import by_grader
+
+        read = [by_grader(counts) for counts in read]
+        if asked is None:  # the graders' detail was read for the split alone
+            read = [dataclasses.replace(counts, trials=None) for counts in read]
+    return read
 
 
 def _fields(detail: Detail) -> frozenset[str] | None:

@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -83,14 +83,20 @@ CI_METHODS: dict[str, str] = {
 
 _PROPORTION = ("wilson", "clopper-pearson", "jeffreys", "agresti-coull")
 
+#: The metric whose estimator an output states (:mod:`trialscore.stats.conventions`).
+PASS_HAT_K = "pass^k"
+
 
 @dataclass(frozen=True, init=False)
 class MetricSpec:
-    """One column of a score table: the metric (a name is resolved), its ``k`` and ``tau`` (or None)."""
+    """One column of a score table: the metric (a name is resolved), its ``k`` and ``tau`` (or None), and
+    for pass^k its ``estimator`` (``"unbiased"``, the default, or ``"plugin"``: the conventions of
+    :mod:`trialscore.stats.conventions`; None for every other metric)."""
 
     metric: Metric
     k: int | None
     tau: float | None
+    estimator: str | None
 
     def __init__(
         self,
@@ -99,26 +105,50 @@ class MetricSpec:
         tau: float | None = None,
         *,
         trial_values: bool = False,
+        estimator: str | None = None,
     ) -> None:
-        object.__setattr__(self, "metric", resolve_metric(metric, trial_values=trial_values))
+        from trialscore.stats.conventions import check_estimator
+
+        resolved = resolve_metric(metric, trial_values=trial_values)
+        object.__setattr__(self, "metric", resolved)
         object.__setattr__(self, "k", k)
         object.__setattr__(self, "tau", tau)
+        hat = resolved.name == PASS_HAT_K
+        if estimator is not None and not hat:
+            raise EvaluationError(
+                f"estimator goes with pass^k; got estimator={estimator!r} for {resolved.name}"
+            )
+        object.__setattr__(self, "estimator", check_estimator(estimator or "unbiased") if hat else None)
+
+    @property
+    def plugin(self) -> bool:
+        """Whether this is the plug-in pass^k at a k where it differs from the unbiased one (k >= 2)."""
+        return self.estimator == "plugin" and (self.k or 1) >= 2
 
     @property
     def label(self) -> str:
-        """``pass@k`` with k filled in: ``pass@5``, ``pass^2``, ``g-pass@4_tau=0.5``, ``avg``.
+        """``pass@k`` with k filled in: ``pass@5``, ``pass^2``, ``g-pass@4_tau=0.5``, ``avg``; the plug-in
+        pass^k says so (``pass^2 (plug-in)``).
 
         >>> MetricSpec("pass^k", 3).label, MetricSpec("g-pass@k_tau", 4, 0.5).label
         ('pass^3', 'g-pass@4_tau=0.5')
+        >>> MetricSpec("pass^k", 3, estimator="plugin").label
+        'pass^3 (plug-in)'
         """
-        return self.metric.label_for(self.k, self.tau)
+        return self.metric.label_for(self.k, self.tau) + " (plug-in)" * self.plugin
 
 
 def metric_specs(
-    metrics: Sequence[MetricLike], ks: Sequence[int], tau: float = 0.5, *, trial_values: bool = False
+    metrics: Sequence[MetricLike],
+    ks: Sequence[int],
+    tau: float = 0.5,
+    *,
+    trial_values: bool = False,
+    pass_hat_k: str = "unbiased",
 ) -> list[MetricSpec]:
     """Expand metric names over the ``k`` values (k-free metrics once each); ``trial_values=True`` admits
-    the metrics of trial values (``cost-per-success``: served from trial detail by the caller).
+    the metrics of trial values (``cost-per-success``: served from trial detail by the caller);
+    ``pass_hat_k`` is pass^k's estimator (``"unbiased"`` or ``"plugin"``).
 
     >>> [spec.label for spec in metric_specs(["pass@k", "bayes", "g-pass@k_tau"], [1, 3])]
     ['pass@1', 'pass@3', 'bayes', 'g-pass@1_tau=0.5', 'g-pass@3_tau=0.5']
@@ -135,8 +165,9 @@ def metric_specs(
             continue
         if not ks:
             raise EvaluationError(f"metric {str(name)!r} needs at least one k; got none")
+        estimator = pass_hat_k if metric.name == PASS_HAT_K else None
         for k in ks:
-            specs.append(MetricSpec(metric, int(k), tau if metric.needs_tau else None))
+            specs.append(MetricSpec(metric, int(k), tau if metric.needs_tau else None, estimator=estimator))
     return specs
 
 
@@ -242,6 +273,8 @@ def metric_interval(
         )
     if "posterior" in spec.metric.intervals():
         return bayes_interval(bank, level=level)
+    if spec.plugin:
+        return _plugin_interval(bank, spec, ci, level, resamples, seed, clusters)
     k = bank.check_k(spec.k) if spec.k is not None else None
     if clusters is not None:
         return _clustered_metric_interval(bank, spec, k, ci, level, clusters)
@@ -261,6 +294,37 @@ def metric_interval(
     return item_interval(bank, spec.metric, k, spec.tau, level, states)
 
 
+def _plugin_interval(
+    bank: Bank,
+    spec: MetricSpec,
+    ci: str,
+    level: float,
+    resamples: int,
+    seed: int,
+    clusters: Sequence[Hashable] | None,
+) -> Interval:
+    """The plug-in pass^k with its interval: the default over items, or the bootstrap of its item values."""
+    from trialscore.stats import bootstrap_mean_interval
+    from trialscore.stats.conventions import plugin_interval, plugin_values
+
+    assert spec.k is not None
+    if clusters is not None or ci in _PROPORTION:
+        asked = parameter("columns.cluster") if clusters is not None else f"{parameter('ci')} {ci}"
+        raise EvaluationError(
+            f"the plug-in pass^k has the interval of its per-item values (default, or {parameter('ci')} "
+            f"bootstrap / bca); {asked} is not offered for it"
+        )
+    interval = plugin_interval(bank, spec.k, level)
+    if ci in ("bootstrap", "bca"):
+        n, c, freq = bank.states()
+        values = np.repeat(plugin_values(n, c, spec.k), freq)
+        if np.ptp(values) == 0:
+            return replace(interval, method=f"{interval.method} (the bootstrap had no spread)")
+        method = "percentile" if ci == "bootstrap" else "bca"
+        return bootstrap_mean_interval(values, level=level, method=method, resamples=resamples, seed=seed)
+    return interval
+
+
 @dataclass(frozen=True)
 class MetricScore:
     """One metric of one group: its spec and interval (estimate inside), or why it has none."""
@@ -268,9 +332,10 @@ class MetricScore:
     spec: MetricSpec
     interval: Interval | None
     reason: str | None = None
+    convention: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain types for JSON."""
+        """Plain types for JSON (pass^k with its ``convention``: estimator and errored trials)."""
         return {
             "metric": self.spec.metric.name,
             "label": self.spec.label,
@@ -279,6 +344,7 @@ class MetricScore:
             "estimate": None if self.interval is None else self.interval.estimate,
             "interval": None if self.interval is None else self.interval.to_dict(),
             "reason": self.reason,
+            **({} if self.convention is None else {"convention": self.convention}),
         }
 
 
@@ -354,7 +420,7 @@ def score_group(
             f"no scored trial in {group.label}: {all_of(group.errored_trials, 'trial')} errored "
             f"({parameter('errors')} fail counts them as failures)"
         )
-        metrics = tuple(MetricScore(spec, None, all_errored) for spec in specs)
+        metrics = tuple(MetricScore(spec, None, all_errored, _stated(spec, group)) for spec in specs)
         return GroupScore(**common, flaky_items=0, metrics=metrics, advice=())
     bank = group.bank()
     states = bank.states()
@@ -366,7 +432,7 @@ def score_group(
         interval = (
             None if reason else metric_interval(bank, spec, ci, level, resamples, seed, states, clusters)
         )
-        scores.append(MetricScore(spec, interval, reason))
+        scores.append(MetricScore(spec, interval, reason, _stated(spec, group)))
     advice_k = None if k is None else min(k, bank.min_trials)
     if not any(spec.k is not None and spec.k >= 2 for spec in specs):
         advice_k = 1  # the table shows no pass@k to set against pass@1: no consistency advice
@@ -391,12 +457,20 @@ def score_group(
     )
 
 
+def _stated(spec: MetricSpec, group: GroupCounts) -> dict[str, str] | None:
+    """The convention a pass^k states (its estimator, and what errored trials did); None for other metrics."""
+    from trialscore.stats.conventions import convention
+
+    return None if spec.estimator is None else convention(spec.estimator, group.errors)
+
+
 def _unscorable(group: GroupCounts, bank: Bank, spec: MetricSpec, scored: np.ndarray) -> str | None:
-    """Why ``spec`` has no value here (fixed by definition, k above a case's trials), naming cases."""
+    """Why ``spec`` has no value here (fixed by definition, k above a case's trials), naming cases; the
+    plug-in pass^k is defined for any k."""
     fixed = spec.metric.by_definition(spec.k, spec.tau)
     if fixed is not None:
         return fixed
-    if spec.k is None or spec.k <= bank.min_trials:
+    if spec.k is None or spec.k <= bank.min_trials or spec.plugin:
         return None
     short = np.flatnonzero(bank.n < spec.k)
     errored = group.errored[scored]

@@ -9,7 +9,8 @@ Per target:
   (:func:`trialscore.stats.item_interval`: cases are the units, and when they
   all agree the trials bound the interval's width, so it never collapses).
   Errored trials are left out of every ``n``; cases with no scored
-  trial are left out and counted in ``cases_without_scored_trials``.
+  trial are left out and counted in ``cases_without_scored_trials``.  pass^k states its
+  ``convention`` (:func:`trialscore.stats.conventions.convention`).
 * ``case_verdicts``: how many cases got each verdict, and the share that passed
   with its Wilson interval.
 * ``cost_usd``: the known spend, null when every trial's cost is unknown (then also
@@ -21,8 +22,10 @@ Per target:
   cost limit) are scored at the skill's common ``k``, their fewest scored trials.
 
 For the run: ``errors`` (:func:`trialscore.runner.failures.error_summary`: errored trials grouped
-by message, with the targets and cases each group hit), and ``warnings`` (an errored share, a run
-whose every trial errored, unenforceable or reached cost limits).
+by message, with the targets and cases each group hit), ``warnings`` (an errored share, a run
+whose every trial errored, unenforceable or reached cost limits), and ``conventions``: which pass^k
+each figure is (the suite metrics' unbiased ``pass_hat_k``; the stimulus and skill scores'
+``pass_to_the_k``, seed 000's plug-in) and what errored trials did.
 """
 
 from __future__ import annotations
@@ -40,12 +43,13 @@ from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
 from trialscore.results.judged import JUDGE_ONLY
 from trialscore.runner.aggregator import RunAggregator, TargetTotals
 from trialscore.runner.strategies import CaseResult
+from trialscore.stats.conventions import convention
 from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
 
 if TYPE_CHECKING:
     from trialscore.runner.run_report import RunReport
 
-__all__ = ["UNCATEGORIZED", "build_summary", "stopped_metrics", "tallies_of", "target_metrics"]
+__all__ = ["UNCATEGORIZED", "build_summary", "conventions", "stopped_metrics", "tallies_of", "target_metrics"]
 
 #: The skill name of cases without a category.
 UNCATEGORIZED = "uncategorized"
@@ -101,7 +105,24 @@ def _pass_metrics(bank: Bank, k: int) -> dict[str, Any]:
         ("pass_hat_k", "pass^k", k, pass_hat_k(bank, k)),
     ):
         result[name] = {"estimate": estimate, "interval": item_interval(bank, metric, metric_k).to_dict()}
+    result["pass_hat_k"]["convention"] = convention("unbiased", "exclude")
     return result
+
+
+def conventions() -> dict[str, Any]:
+    """Which pass^k each figure of the summary is, and what errored trials did (the runner leaves them out).
+
+    >>> conventions()["pass_to_the_k"]["estimator"]
+    'plugin'
+    """
+    return {
+        "pass_hat_k": convention("unbiased", "exclude"),
+        "pass_to_the_k": {
+            **convention("plugin", "exclude"),
+            "where": "stimulus_scores and skill_scores (seed 000's MultiTrialMetrics: a case's, or the mean "
+            "of a skill's cases', per-trial pass rate to the power k)",
+        },
+    }
 
 
 def stopped_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
@@ -213,6 +234,7 @@ def build_summary(report: RunReport) -> dict[str, Any]:
         "cost": report.cost,
         "warnings": [*_error_warnings(errors), *report.warnings],
         "errors": errors,
+        "conventions": conventions(),
         "targets": targets,
         **({"calibration": JUDGE_ONLY} if suite.judge_targets() else {}),  # graded by an llm_judge
         **({"adaptive": report.adaptive} if report.adaptive is not None else {}),

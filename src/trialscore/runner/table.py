@@ -14,6 +14,7 @@ from rich.text import Text
 from trialscore._words import plural
 from trialscore.runner.adaptive_paired import stop_note
 from trialscore.runner.failures import format_usd, print_errors
+from trialscore.stats.conventions import convention_line
 from trialscore.terminal import fields_line, fitted_table, verdict
 
 if TYPE_CHECKING:
@@ -97,6 +98,8 @@ def print_run(report: RunReport, summary: dict[str, Any], console: Console) -> N
             f"cost {_spend(target)}",
         ]
         console.print(fields_line(line, console.width), soft_wrap=True, highlight=False)
+    if any(target["metrics"]["cases_scored"] for target in summary["targets"].values()):
+        console.print(Text(convention_line("unbiased", "exclude")), highlight=False)
     adaptive = summary.get("adaptive")
     if adaptive:
         planned = adaptive["trials_planned"]

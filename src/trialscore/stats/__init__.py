@@ -15,8 +15,10 @@ Is this change real? (two runs)
     worse than a margin?); :class:`Comparison`, :class:`BayesComparison`, :class:`NonInferiority`.
 How many items and trials? (plans)
     :func:`plan_sample_size`, :func:`items_needed`, :func:`trials_needed`, :func:`design_power`,
-    :func:`detectable_effect`, :func:`minimum_detectable_effect`, :func:`plan_non_inferiority`,
-    :func:`plan_judge_budget` (trials against judge repeats); :class:`SampleSizePlan`.
+    :func:`detectable_effect`, :func:`minimum_detectable_effect`, :func:`plan_non_inferiority` and
+    :func:`plan_cost_non_inferiority` (a non-inferiority test's items and trials),
+    :func:`plan_judge_budget` (trials against judge repeats); :class:`SampleSizePlan`,
+    :class:`NonInferiorityPlan`.
 Where does the variance come from?
     :func:`decompose_variance` / :func:`item_moments` (items and trials), :func:`judge_variance`
     (items, trials and judge calls).
@@ -103,9 +105,12 @@ if TYPE_CHECKING:
     )
     from trialscore.stats.noninferiority import (
         NonInferiority,
-        NonInferiorityPlan,
         cost_non_inferiority,
         non_inferiority,
+    )
+    from trialscore.stats.noninferiority_plan import (
+        NonInferiorityPlan,
+        plan_cost_non_inferiority,
         plan_non_inferiority,
     )
     from trialscore.stats.permutation import resplit_test, sign_flip_p_value
@@ -184,6 +189,7 @@ __all__ = [
     "paired_ratio",
     "pass_hat_k_stated",
     "per_success",
+    "plan_cost_non_inferiority",
     "plan_judge_budget",
     "plan_non_inferiority",
     "plan_sample_size",
@@ -234,13 +240,14 @@ _HOMES = {
     "compare_paired": "compare",
     "compare_unpaired": "compare",
     "NonInferiority": "noninferiority",
-    "NonInferiorityPlan": "noninferiority",
+    "NonInferiorityPlan": "noninferiority_plan",
     "cost_non_inferiority": "noninferiority",
     "PairedRatio": "ratio_compare",
     "compare_per_success": "ratio_compare",
     "paired_ratio": "ratio_compare",
     "non_inferiority": "noninferiority",
-    "plan_non_inferiority": "noninferiority",
+    "plan_cost_non_inferiority": "noninferiority_plan",
+    "plan_non_inferiority": "noninferiority_plan",
     "PerSuccess": "effort",
     "per_success": "effort",
     "resplit_test": "permutation",

@@ -30,6 +30,7 @@ __all__ = ["ndtri", "stdtrit"]
 #: Where each name lives in SciPy.
 _HOMES = {
     "betaincinv": "scipy.special",
+    "chdtri": "scipy.special",
     "gammaln": "scipy.special",
     "nctdtr": "scipy.special",
     "ndtr": "scipy.special",

@@ -1,4 +1,4 @@
-r"""Is the cheaper one no worse?  Non-inferiority verdicts with a declared margin, and their plans.
+r"""Is the cheaper one no worse?  Non-inferiority verdicts with a declared margin.
 
 **Scores** (:func:`non_inferiority`): with :math:`\delta` = candidate - baseline on the items both
 runs hold and a margin :math:`\Delta > 0` declared beforehand, the test of
@@ -23,17 +23,7 @@ end is above :math:`1 + \Delta`, else ``inconclusive``.  The interval is that of
 :math:`\log R_B - \log R_A` (jackknife over the shared items, leaving an item out of both runs;
 t with items - 1 df; floored by both runs' trial noise), at two-sided level :math:`2\alpha`.
 
-**Plans** (:func:`plan_non_inferiority`): the items (or trials) at which the one-sided test
-reaches the power asked when the true difference is ``expected`` (0 by default): the noncentral t
-with noncentrality :math:`(\delta + \Delta)/\mathrm{SE}`,
-
-.. math::
-
-    1 - \beta = 1 - F_{t'}\bigl(t_{M-1}^{-1}(1 - \alpha);\, M - 1,\, (\delta + \Delta)/\mathrm{SE}\bigr),
-    \qquad \mathrm{SE}^2 = \bigl(\omega^2 + (\sigma_A^2 + \sigma_B^2)/K\bigr)/M,
-
-with the variance components of :mod:`trialscore.stats.plan`'s item model (pass rates
-Beta-distributed with a mean and a between-item ``spread``).
+**Plans**: :mod:`trialscore.stats.noninferiority_plan` (the items and trials these tests need).
 
 Reference
 ---------
@@ -43,29 +33,25 @@ ch. 2; E. Miller, "Adding Error Bars to Evals", arXiv:2411.00640 (2024).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from trialscore._record import Record
-from trialscore._validate import check_integer, check_probability, check_real
-from trialscore._words import plural
+from trialscore._validate import check_probability, check_real
 from trialscore.core._kernels import Tau
-from trialscore.errors import EvaluationError
-from trialscore.stats import _scipy
+from trialscore.errors import EvaluationError, parameter
 from trialscore.stats._pairing import Run
 from trialscore.stats.compare import Comparison, compare_paired
 from trialscore.stats.effort import ItemTotals
 from trialscore.stats.intervals import Interval
-from trialscore.stats.plan import _from_pass_rate
 from trialscore.stats.ratio_compare import paired_ratio
 
 __all__ = [
     "NonInferiority",
-    "NonInferiorityPlan",
+    "check_alpha",
+    "check_margin",
     "cost_non_inferiority",
     "non_inferiority",
-    "plan_non_inferiority",
 ]
 
 #: The verdicts, in the order of the rule.
@@ -109,16 +95,16 @@ class NonInferiority(Record):
         )
 
 
-def _check_margin(margin: object) -> float:
+def check_margin(margin: object) -> float:
     value = check_real(margin, "margin")
     if value <= 0:
         raise EvaluationError(
-            f"margin must be > 0 (the largest loss still called no worse); got margin={value:g}"
+            f"{parameter('margin')} must be > 0 (the largest loss still called no worse); got {value:g}"
         )
     return value
 
 
-def _check_alpha(alpha: object) -> float:
+def check_alpha(alpha: object) -> float:
     value = check_probability(alpha, "alpha")
     if value >= 0.5:
         raise EvaluationError(f"alpha must be a one-sided level below 0.5; got alpha={value:g}")
@@ -158,8 +144,8 @@ def non_inferiority(
     >>> non_inferiority(base, [[0, 0, 0, 1]] * 40, margin=0.1).verdict
     'inferior'
     """
-    margin = _check_margin(margin)
-    alpha = _check_alpha(alpha)
+    margin = check_margin(margin)
+    alpha = check_alpha(alpha)
     comparison = compare_paired(
         baseline,
         candidate,
@@ -216,8 +202,8 @@ def cost_non_inferiority(
     >>> result.verdict, round(result.estimate, 4), result.bound
     ('non-inferior', 0.5, 1.1)
     """
-    margin = _check_margin(margin)
-    alpha = _check_alpha(alpha)
+    margin = check_margin(margin)
+    alpha = check_alpha(alpha)
     paired = paired_ratio(baseline, candidate, 1 - 2 * alpha, quantity)
     interval, ratio, method = paired.interval, paired.ratio, paired.interval.method
     bound = 1 + margin
@@ -238,127 +224,3 @@ def cost_non_inferiority(
         paired_items=paired.paired_items,
         notes=paired.notes,
     )
-
-
-@dataclass(frozen=True)
-class NonInferiorityPlan(Record):
-    """The design a non-inferiority test needs: items, trials, the power reached, and what was assumed.
-
-    ``trials`` is None (``feasible`` False) when no number of trials reaches the power with the
-    given items; ``achieved_power`` is then that of unlimited trials.
-    """
-
-    margin: float
-    expected: float
-    alpha: float
-    target_power: float
-    items: int
-    trials: int | None
-    achieved_power: float
-    feasible: bool
-    between: float
-    within: float
-    test: str
-    source: str
-    note: str
-
-    def __str__(self) -> str:
-        return self.note
-
-
-def _power(
-    margin: float, expected: float, items: int, trials: float, between: float, within: float, alpha: float
-) -> float:
-    """Power of the one-sided level-``alpha`` paired t-test of delta <= -margin when delta = expected."""
-    se = math.sqrt((between + within / trials) / items)
-    df = items - 1
-    critical = float(_scipy.stdtrit(df, 1 - alpha))
-    if se == 0:
-        return 1.0
-    return 1.0 - float(_scipy.nctdtr(df, (expected + margin) / se, critical))
-
-
-def _fewest(enough: Callable[[int], bool], start: int) -> int:
-    """The least whole number from ``start`` up for which ``enough`` holds (it holds for all above it)."""
-    high = start
-    while not enough(high):
-        high *= 2
-    low = max(start, high // 2)
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
-    return low
-
-
-def plan_non_inferiority(
-    margin: float,
-    *,
-    pass_rate: float,
-    spread: float | None = None,
-    expected: float = 0.0,
-    items: int | None = None,
-    trials: int | None = None,
-    alpha: float = 0.05,
-    power: float = 0.8,
-) -> NonInferiorityPlan:
-    """Items (or trials) a non-inferiority test of pass rates needs to pass when the truth is ``expected``.
-
-    ``pass_rate`` is the baseline's mean pass rate and ``spread`` the between-item share of its
-    variance (default 0.5, :data:`trialscore.stats.plan.DEFAULT_SPREAD`), the item model of
-    :mod:`trialscore.stats.plan`; ``expected`` the true candidate - baseline (0: as good; it must be
-    above ``-margin``).  Give ``trials`` (default 1) for the items needed, ``items`` for the trials
-    needed, or both for the power of that design.
-
-    >>> plan = plan_non_inferiority(0.1, pass_rate=0.7, trials=3)
-    >>> plan.items, plan.trials, round(plan.achieved_power, 3)
-    (45, 3, 0.803)
-    >>> plan_non_inferiority(0.1, pass_rate=0.7, items=30).trials
-    5
-    """
-    margin = _check_margin(margin)
-    alpha = _check_alpha(alpha)
-    target = check_probability(power, "power")
-    expected = check_real(expected, "expected")
-    if expected <= -margin:
-        raise EvaluationError(
-            f"expected must be above -margin (a candidate truly worse by the margin fails); "
-            f"got expected={expected:g} with margin={margin:g}"
-        )
-    if trials is not None:
-        trials = check_integer(trials, "trials", 1)
-    if items is not None:
-        items = check_integer(items, "items", 2)
-    direction = "decrease" if expected < 0 else "increase"
-    parts = _from_pass_rate(check_real(pass_rate, "pass_rate"), abs(expected), None, spread, 1, direction)
-    between, within = parts.between, parts.within_baseline + parts.within_candidate
-    shared = {"margin": margin, "expected": expected, "alpha": alpha, "target_power": target}
-    test = f"one-sided paired t-test of H0: delta <= -{margin:g} at level {alpha:g} (df = items - 1)"
-    source = parts.source
-    if items is None:
-        per_item = 1 if trials is None else trials
-        items = _fewest(lambda m: _power(margin, expected, m, per_item, between, within, alpha) >= target, 2)
-        trials = per_item
-    elif trials is None:
-        fixed = items
-        if _power(margin, expected, items, math.inf, between, within, alpha) < target:
-            achieved = _power(margin, expected, items, math.inf, between, within, alpha)
-            note = (
-                f"No number of trials reaches {target:.0%} power with {plural(items, 'item')}: "
-                f"between-item variance alone caps it at {achieved:.1%}. Add items."
-            )
-            return NonInferiorityPlan(
-                **shared, items=items, trials=None, achieved_power=achieved, feasible=False, between=between,
-                within=within, test=test, source=source, note=note,
-            )  # fmt: skip
-        trials = _fewest(lambda k: _power(margin, expected, fixed, k, between, within, alpha) >= target, 1)
-    achieved = _power(margin, expected, items, trials, between, within, alpha)
-    note = (
-        f"{plural(items, 'item')} x {plural(trials, 'trial')}: power {achieved:.1%} to find the candidate "
-        f"non-inferior (margin {margin:g}, one-sided alpha {alpha:g}) when it is truly "
-        + ("as good" if expected == 0 else f"{expected:+g}")
-        + "."
-    )
-    return NonInferiorityPlan(
-        **shared, items=items, trials=trials, achieved_power=achieved, feasible=achieved >= target,
-        between=between, within=within, test=test, source=source, note=note,
-    )  # fmt: skip

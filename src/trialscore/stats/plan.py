@@ -226,12 +226,19 @@ def _from_rates(
     omega = 0.0 if between is None else _check_variance(between, "between")
     parts = _noisier(mean, spread, delta, trials, omega, direction)
     q = mean + delta if parts.direction == "increase" else mean - delta
+    change = (
+        "the candidate's items keep the baseline's pass rates"
+        if delta == 0
+        else f"the mean moves {mean:.4g} -> {q:.4g} ("
+        + (f"the noisier direction of a change of {delta:g}" if direction is None else "as asked")
+        + f"), every item by {parts.shift:+.4g} clipped to [0, 1]"
+    )
     source = (
         f"{origin}; items' pass rates Beta-distributed with mean {mean:.4g} and {spread:.3g} of their "
-        f"variance between items (spread); the mean moves {mean:.4g} -> {q:.4g} ("
-        + (f"the noisier direction of a change of {delta:g}" if direction is None else "as asked")
-        + f"), every item by {parts.shift:+.4g} clipped to [0, 1]; between-item variance of "
-        f"the differences {parts.between:.4g} from the clipping" + (f" plus {omega:g} given" if omega else "")
+        f"variance between items (spread); {change}; between-item variance of "
+        f"the differences {parts.between:.4g}"
+        + (" from the clipping" if delta else "")
+        + (f" plus {omega:g} given" if omega else "")
     )
     return _Components(
         parts.within_baseline,

@@ -38,7 +38,7 @@ from trialscore.stats import _scipy
 from trialscore.stats.effort import QUANTITIES, ItemTotals, log_ratio_variance, ratio_method, success_floor
 from trialscore.stats.intervals import Interval
 
-__all__ = ["PairedRatio", "compare_per_success", "paired_ratio"]
+__all__ = ["PairedRatio", "compare_per_success", "paired_ratio", "shared_rows"]
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ class PairedRatio(Record):
         return tuple(notes)
 
 
-def _shared(
+def shared_rows(
     baseline: ItemTotals, candidate: ItemTotals
 ) -> tuple[np.ndarray, np.ndarray, tuple[Hashable, ...]]:
     """Rows of the items both runs hold with a known quantity, and the ids only one of them holds."""
@@ -106,7 +106,7 @@ def paired_ratio(
     """
     level = check_probability(level, "level")
     name = check_choice(quantity, "quantity", {key: key for key in QUANTITIES})
-    rows_a, rows_b, alone = _shared(baseline, candidate)
+    rows_a, rows_b, alone = shared_rows(baseline, candidate)
     items = int(rows_a.size)
     if items < 2:
         raise InsufficientDataError(
