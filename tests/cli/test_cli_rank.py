@@ -319,3 +319,17 @@ def test_rank_by_cost_per_success_names_the_unknown_trials_on_the_shared_items(t
     table = invoke("rank", str(path), "--metric", "cost-per-success").stdout
     said = "target=middle: cost-per-success: 1 trial of unknown cost left out (never taken as free)"
     assert f"{said}: q005 trial 2" in table
+
+
+def test_rank_by_pass_hat_k_states_its_convention(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": f"q{i}", "trial": t, "target": target, "passed": (i + t + shift) % 3 > 0}
+        for target, shift in (("a", 0), ("b", 1))
+        for i in range(8)
+        for t in range(4)
+    ]
+    path = write(tmp_path / "t.jsonl", rows)
+    for errors, said in (("exclude", "errored trials left out of n"), ("fail", "counted as failed trials")):
+        result = invoke("rank", str(path), "--metric", "pass^k", "--k", "2", "--errors", errors)
+        assert result.exit_code == 0, result.output
+        assert "pass^k: unbiased C(c,k)/C(n,k) per item" in result.output and said in result.output

@@ -173,6 +173,20 @@ def test_side_by_side_headline_at_one_k(tmp_path: Path) -> None:
     assert labels == ["pass@1", "pass@5", "pass^1", "pass^5"]  # k = 5 for both: the most both have
 
 
+def test_the_headline_states_its_pass_hat_k_convention(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": f"c{i}", "trial": t, "verdict": "pass" if (i + t) % 3 else "error"}
+        for i in range(4)
+        for t in range(3)
+    ]
+    path = write_records(tmp_path / "t.jsonl", rows)
+    for errors, said in (("exclude", "left out"), ("fail", "counted as failed trials")):
+        html = build_report([path], settings=ReportSettings(errors=errors))
+        headline = html.split('id="h-headline"', 1)[1].split("</section>", 1)[0]
+        line = headline.split('<p class="rule">', 1)[1].split("</p>", 1)[0]
+        assert line.startswith("pass^k: unbiased") and said in line, line
+
+
 def test_heat_map_of_ten_runs_with_the_trend_per_category(tmp_path: Path) -> None:
     runs = dated_runs(tmp_path, 8, falling=4, steady_passes=7, month=2, late=True)  # case-7 joins at run 2
     html = build_report(runs)

@@ -295,6 +295,10 @@ def _by_counts(
         f"{intervals[0].level * 100:g}% {intervals[0].method} intervals; ties: {how.method}"
     )
     notes = [note, *(u.line().replace("not tested", "not ranked") for u in untested)]
+    if spec.metric.name == "pass^k":
+        from trialscore.stats.conventions import convention_line
+
+        notes.append(convention_line("unbiased", read.errors.value))
     section = Section(header, rows, title=f"rank by {spec.label}", notes=notes)
     return Report(payload, [section], footer=[rows_line(payload["rows"])])
 

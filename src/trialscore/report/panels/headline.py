@@ -45,6 +45,7 @@ def common_k(groups: dict[str, GroupCounts]) -> int:
 def build(context: ReportContext) -> Built:
     """Each group's score card and the side-by-side table of every group at the same k."""
     from trialscore.results.scorecard import metric_specs, score_group
+    from trialscore.stats.conventions import convention_line
 
     settings, groups = context.settings, context.groups
     top = common_k(groups)
@@ -73,7 +74,15 @@ def build(context: ReportContext) -> Built:
         )
     labels = [metric["label"] for metric in metric_rows[0]] if metric_rows else []
     side = [[label, *(metrics[row] for metrics in metric_rows)] for row, label in enumerate(labels)]
-    return Built({"by": settings.by, "k": top, "cards": cards, "side": side if len(cards) > 1 else None})
+    return Built(
+        {
+            "by": settings.by,
+            "k": top,
+            "cards": cards,
+            "side": side if len(cards) > 1 else None,
+            "convention": convention_line("unbiased", settings.errors),
+        }
+    )
 
 
 PANEL = Panel("headline", "Headline", "headline.html.j2", build)
