@@ -145,7 +145,8 @@ print(len(rows["case_id"]))
 """
 
 
-REDUCE = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
+#: The trialscore command line in a fresh Python.
+CLI = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
 
 
 def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, repeat: int) -> None:
@@ -159,7 +160,7 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, 
     floors, ours = [], []
     for _ in range(repeat):  # interleaved, so that both meet the same load of a shared machine
         floors.append(run_of(FLOOR, pattern))
-        ours.append(run_of(REDUCE, "reduce", pattern, "--out", str(out), "-f", "json"))
+        ours.append(run_of(CLI, "reduce", pattern, "--out", str(out), "-f", "json"))
     floor, mine = best(floors), best(ours)
     payload = json.loads(mine.out)
     groups = int(floor.out.strip().splitlines()[-1])
@@ -216,12 +217,11 @@ from inspect_ai.log import read_eval_log
 log = read_eval_log(sys.argv[1])
 print(len(log.samples))
 """
-SCORE = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
 
 
 def score_against(label: str, path: Path, size: int, peer: str, peer_code: str, *peer_args: str) -> None:
     """``trialscore score`` on ``path`` (targets: 60 s, 1 GB) beside the peer's reading of it."""
-    mine = run_of(SCORE, "score", str(path), "-f", "json")
+    mine = run_of(CLI, "score", str(path), "-f", "json")
     rows = json.loads(mine.out)["rows"]["rows_read"]
     print(f"{label}: trialscore score: {mine.wall:.1f} s (CPU {mine.cpu:.1f} s), peak {mine.rss:.0f} MB, "
           f"{rows:,} trial rows, {size / 1e9:.2f} GB read at {size / mine.wall / 1e6:.0f} MB/s "
