@@ -7,7 +7,8 @@ Everything is generated in a temporary folder (never committed) and removed afte
    ``--output-chars`` output column; ``trialscore reduce`` (a fresh process) against the floor, a
    fresh ``python -c`` running DuckDB's ``SELECT target, case_id, count(*), count(passed),
    count_if(passed) ... GROUP BY ALL`` on the same files, ``--repeat`` interleaved rounds (the best
-   of each is kept: the machine is shared).  Wall time, CPU time, rows per second, peak RSS
+   of each is kept: the machine is shared), and ``reduce_trials`` called from Python (the same
+   reduction without the command line's start-up).  Wall time, CPU time, rows per second, peak RSS
    (``ru_maxrss`` of the child) and the ratios; targets: at most 1.2x the time, at most 2 GB.
 2. The same reduction from moto's S3 server on 127.0.0.1 (``--s3-rows`` rows): bytes the server sent
    against the files' size.
@@ -145,7 +146,12 @@ print(len(rows["case_id"]))
 """
 
 
-REDUCE = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
+#: The trialscore command line in a fresh Python.
+CLI = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
+#: The reduction as a library call (no command line to import and build) in a fresh Python.
+LIBRARY = (
+    "from sys import argv; from trialscore.results import reduce; reduce.reduce_trials([argv[1]], argv[2])"
+)
 
 
 def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, repeat: int) -> None:
@@ -156,11 +162,12 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, 
     print(f"generated {rows:,} rows in {files} files, {size / 1e9:.2f} GB, in {took:.0f} s")
     pattern = str(data / "*.parquet")
     out = temp / "counts.parquet"
-    floors, ours = [], []
-    for _ in range(repeat):  # interleaved, so that both meet the same load of a shared machine
+    floors, ours, calls = [], [], []
+    for _ in range(repeat):  # interleaved, so that all meet the same load of a shared machine
         floors.append(run_of(FLOOR, pattern))
-        ours.append(run_of(REDUCE, "reduce", pattern, "--out", str(out), "-f", "json"))
-    floor, mine = best(floors), best(ours)
+        ours.append(run_of(CLI, "reduce", pattern, "--out", str(out), "-f", "json"))
+        calls.append(run_of(LIBRARY, pattern, str(out)))
+    floor, mine, call = best(floors), best(ours), best(calls)
     payload = json.loads(mine.out)
     groups = int(floor.out.strip().splitlines()[-1])
     assert payload["rows_written"] == groups, (payload["rows_written"], groups)
@@ -170,6 +177,10 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, 
           f"({read / size:.1%})")  # fmt: skip
     print(f"DuckDB GROUP BY (best of {repeat}): {rows / floor.wall / 1e6:.1f} M rows/s, {floor.wall:.1f} s "
           f"(CPU {floor.cpu:.1f} s), peak {floor.rss:.0f} MB")  # fmt: skip
+    rounds = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(calls, floors, strict=True))
+    print(f"reduce_trials called from Python (best of {repeat}): {call.wall:.1f} s (CPU {call.cpu:.1f} s), "
+          f"peak {call.rss:.0f} MB; {call.wall / floor.wall:.2f}x the floor's time; each round: {rounds}"
+          )  # fmt: skip
     walls = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(ours, floors, strict=True))
     print(f"ratio: time {mine.wall / floor.wall:.2f}x (target <= 1.2x; each round: {walls}), "
           f"CPU {mine.cpu / floor.cpu:.2f}x, memory {mine.rss / floor.rss:.2f}x "
@@ -216,12 +227,11 @@ from inspect_ai.log import read_eval_log
 log = read_eval_log(sys.argv[1])
 print(len(log.samples))
 """
-SCORE = "import sys; from trialscore.cli import main; sys.argv[0] = 'trialscore'; main()"
 
 
 def score_against(label: str, path: Path, size: int, peer: str, peer_code: str, *peer_args: str) -> None:
     """``trialscore score`` on ``path`` (targets: 60 s, 1 GB) beside the peer's reading of it."""
-    mine = run_of(SCORE, "score", str(path), "-f", "json")
+    mine = run_of(CLI, "score", str(path), "-f", "json")
     rows = json.loads(mine.out)["rows"]["rows_read"]
     print(f"{label}: trialscore score: {mine.wall:.1f} s (CPU {mine.cpu:.1f} s), peak {mine.rss:.0f} MB, "
           f"{rows:,} trial rows, {size / 1e9:.2f} GB read at {size / mine.wall / 1e6:.0f} MB/s "

@@ -114,3 +114,42 @@ def test_other_formats_are_not_taken_for_helm(tmp_path: Path) -> None:
     assert detect_format(tmp_path / "rows.json").NAME == "json-array"
     others = [path for path in FIXTURES.rglob("*") if "helm" not in path.parts]
     assert not [path for path in others if FORMATS["helm"].sniff(path)]
+
+
+def _renamed(value: object, old: str, new: str) -> object:
+    """``value`` with every key ``old`` renamed ``new``, at any depth."""
+    if isinstance(value, dict):
+        return {(new if key == old else key): _renamed(item, old, new) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_renamed(item, old, new) for item in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "message"),
+    [
+        ("run_spec.json", "adapter_spec", "run_spec.json: field 'adapter_spec' must be an object; got None"),
+        (
+            "per_instance_stats.json",
+            "train_trial_index",
+            "per_instance_stats.json entry 1: field 'train_trial_index' must be a whole number >= 0",
+        ),
+        (
+            "scenario_state.json",
+            "request_states",
+            "scenario_state.json: field 'request_states' must be a list",
+        ),
+    ],
+)
+def test_a_field_that_moved_in_a_later_helm_is_named(
+    tmp_path: Path, file: str, old: str, message: str
+) -> None:
+    """The fixtures are crfm-helm 0.5.16's (the newest release); a field renamed by a later release is
+    one line naming the file and the field, exit 2."""
+    run = tmp_path / "run"
+    shutil.copytree(CLASSIFY1, run)
+    path = run / file
+    path.write_text(json.dumps(_renamed(json.loads(path.read_text(encoding="utf-8")), old, f"{old}_v2")))
+    result = runner.invoke(app, ["score", str(run), "--from", "helm"])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
