@@ -13,9 +13,10 @@ import pytest
 from conftest import needs_browser
 from typer.testing import CliRunner
 
+from tests.cli._judged_trials import judged_line
 from trialscore.cli import app
 from trialscore.report.label_page import sample_cases
-from trialscore.results.records import GraderResult, JudgeGrade, TrialRecord
+from trialscore.results.records import JudgeGrade
 
 runner = CliRunner()
 HOSTILE = '</pre><script>window.pwned = 1</script><img src="https://example.com/x.png">'
@@ -36,19 +37,8 @@ def _run(folder: Path, cases: int = 30, trials: int = 3) -> Path:
                     ),
                     JudgeGrade(judge="gpt", repeat=1, error="HTTP 500"),
                 )
-                result = GraderResult(
-                    name="judge", score=float(passed), passed=passed, reason="mean of 1 judge", calls=calls
-                )
-                record = TrialRecord(
-                    case_id=case,
-                    trial=t,
-                    target=target,
-                    passed=passed,
-                    verdict="pass" if passed else "fail",
-                    grader_results=(result,),
-                    output=f"answer {i} {HOSTILE}",
-                )
-                lines.append(record.to_json_line())
+                said = f"answer {i} {HOSTILE}"
+                lines.append(judged_line(case, t, target, calls, passed, "mean of 1 judge", said))
     (folder / "trials.jsonl").write_text("\n".join(lines) + "\n")
     (folder / "cases.jsonl").write_text("\n".join(asked) + "\n")
     return folder
