@@ -6,10 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import needs_browser
 from test_report_label_page import HOSTILE, _run
 from typer.testing import CliRunner
 
+from tests.report.conftest import needs_browser
 from trialscore.cli import app
 from trialscore.report.panels.judges import judges_panel
 from trialscore.results.judged import JUDGE_ONLY

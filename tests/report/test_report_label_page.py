@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import needs_browser
 from typer.testing import CliRunner
 
 from tests.cli._judged_trials import judged_line
+from tests.report.conftest import needs_browser
 from trialscore.cli import app
 from trialscore.report.label_page import sample_cases
 from trialscore.results.records import JudgeGrade
