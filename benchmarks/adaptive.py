@@ -17,7 +17,7 @@
 (c) The sequential paired comparison against a baseline (``run --baseline RUN --adaptive``): 100
     cases (40% always pass, 20% never, 40% flaky), baseline 10 trials per case, the flaky cases
     regressed so that the mean paired difference is -0.1 (the planned effect), alpha 0.05.  The
-    fixed design is ``stats.plan.plan_sample_size`` from a pilot of the baseline (paired t-test,
+    fixed design is ``stats.plan_sample_size`` from a pilot of the baseline (paired t-test,
     80% power); printed: the mean trials to a settled verdict over 200 comparisons, the share
     settled as a regression, and the ratio sequential/fixed (target: at least 30% fewer).  The
     planner assumes the baseline has as many trials per case as the candidate; the sequential
@@ -50,7 +50,7 @@ import numpy as np
 from trialscore.runner.options import RunOptions
 from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import CaseSpec, Suite
-from trialscore.stats.sequential import BettingSequence
+from trialscore.stats._sequential import BettingSequence
 
 TARGETS = {"mean": 0.35, "pass_all": 0.40, "pass_at_k": 0.55}
 
@@ -148,10 +148,10 @@ def paired_runs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per sequential comparison (each with its own baseline run): verdict code and candidate trials.
 
-    Codes as ``stats.paired_sequential.verdicts``: 0 regression, 1 improvement, 2 no_difference,
+    Codes as ``stats._paired_sequential.verdicts``: 0 regression, 1 improvement, 2 no_difference,
     -1 undecided (every case ran its ``cap`` planned trials).
     """
-    from trialscore.stats.paired_sequential import PairedDesign
+    from trialscore.stats._paired_sequential import PairedDesign
 
     rng = np.random.default_rng(seed)
     codes, trials = np.empty(runs, dtype=int), np.empty(runs, dtype=int)
@@ -171,7 +171,7 @@ def paired_trials(base: np.ndarray, cand: np.ndarray, cap: int, runs: int) -> tu
 
 def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs: int) -> float:
     """Power of a fixed run of ``trials`` per case scored against the whole ``cap``-trial baseline."""
-    from trialscore.stats.compare import compare_paired
+    from trialscore.stats._compare import compare_paired
 
     rng = np.random.default_rng(9)
     found = 0
@@ -187,7 +187,7 @@ def fixed_power(base: np.ndarray, cand: np.ndarray, trials: int, cap: int, runs:
 
 
 def compare_paired_sequential(runs: int) -> None:
-    from trialscore.stats.plan import plan_sample_size
+    from trialscore.stats._plan import plan_sample_size
 
     rng = np.random.default_rng(0)
     base = np.r_[np.ones(40), np.zeros(20), rng.uniform(0.3, 0.9, 40)]
@@ -257,7 +257,7 @@ def small_suites(runs: int) -> None:
                 f"    {name}, {label}: {verdicts}; undecided {share['undecided']:.1%} (every case ran its "
                 f"planned trials); mean {mean:.0f} of 200 trials: trials ratio {mean / 200:.2f}"
             )
-    from trialscore.stats.paired_sequential import PairedDesign
+    from trialscore.stats._paired_sequential import PairedDesign
 
     base = populations["mixture"]
     floor = PairedDesign([10] * 20, (10 * base).round().astype(int).tolist(), [10] * 20).baseline_half_width

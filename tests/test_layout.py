@@ -140,3 +140,16 @@ def test_no_module_is_over_600_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
     assert long == {}
+
+
+def test_the_statistics_are_private_modules_behind_one_namespace() -> None:
+    """As scipy.stats: ``trialscore.stats`` is the API, its implementation modules are private."""
+    import trialscore.stats as stats
+
+    public = [
+        name
+        for name in MODULES
+        if name.startswith("trialscore.stats.") and not name.split(".")[-1].startswith("_")
+    ]
+    assert public == []
+    assert all(getattr(stats, name) is not None for name in stats.__all__)

@@ -89,7 +89,7 @@ def meets_bar(passed: int, judged: int, min_pass_rate: float, rule: str, level: 
     >>> meets_bar(29, 30, 0.8, "confident", 0.95), meets_bar(28, 30, 0.8, "confident", 0.95)
     (True, False)
     """
-    from trialscore.stats.intervals import proportion_interval
+    from trialscore.stats._intervals import proportion_interval
 
     if rule == "point":
         return passed / judged >= min_pass_rate
@@ -191,7 +191,7 @@ class TrialsOutcome:
 
     def verdict(self) -> dict[str, Any]:
         """The test's result as plain data (for the summary, and xdist's reports)."""
-        from trialscore.stats.intervals import proportion_interval
+        from trialscore.stats._intervals import proportion_interval
 
         judged = self.passed + self.failed
         result: dict[str, Any] = {

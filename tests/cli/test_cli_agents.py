@@ -28,7 +28,7 @@ from trialscore.examples import agents_suite_path
 from trialscore.examples.booking_agent import Attempt, attempt
 from trialscore.results.records import TrialRecord
 from trialscore.stats import cost_non_inferiority, non_inferiority
-from trialscore.stats.effort import item_totals
+from trialscore.stats._effort import item_totals
 
 runner = CliRunner()
 AGENTS = ("careful", "cheap")

@@ -228,7 +228,7 @@ def test_labels_naming_no_target_are_refused_when_the_trials_hold_several(tmp_pa
 def test_plan_budget_splits_calls_between_trials_and_judge_repeats(tmp_path: Path) -> None:
     from trialscore.results.judge_split import judge_splits
     from trialscore.results.judged import trial_records
-    from trialscore.stats.judge_noise import plan_judge_budget
+    from trialscore.stats._judge_noise import plan_judge_budget
 
     _judged(tmp_path, {"m": 1.0})
     result = runner.invoke(

@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from tests.stats.test_front_simulation import check_calibration
 from trialscore.cli import app
-from trialscore.stats.front import dominated
+from trialscore.stats._front import dominated
 
 ITEMS = 200
 TRIALS = 3

@@ -17,7 +17,7 @@ from trialscore.compat.advice import (
     sample_size_advice,
 )
 from trialscore.stats import item_interval, proportion_interval
-from trialscore.stats.intervals import Interval
+from trialscore.stats._intervals import Interval
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from scipy.special import stdtrit
 from tests.stats._populations import NAMES, rates
 from trialscore import Bank
 from trialscore.stats import compare_paired
-from trialscore.stats.compare import FLOOR_SHARE, SMALL_SUITE_RATES
+from trialscore.stats._compare import FLOOR_SHARE, SMALL_SUITE_RATES
 
 ALPHA = 0.05
 CHECKED = 25  # replications per cell also run through compare_paired itself

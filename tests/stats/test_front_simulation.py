@@ -17,8 +17,8 @@ import pytest
 from scipy.special import expit
 
 from trialscore.stats import cost_success_front
-from trialscore.stats.effort import item_totals
-from trialscore.stats.front import dominated
+from trialscore.stats._effort import item_totals
+from trialscore.stats._front import dominated
 
 ITEMS = 200
 TRIALS = 3

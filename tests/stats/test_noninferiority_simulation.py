@@ -1,6 +1,6 @@
 """Seeded simulation of the non-inferiority verdict and its plans (issue 28, item 3).
 
-Two-level model of :mod:`trialscore.stats.plan`: item pass rates from a Beta with the plan's mean
+Two-level model of :mod:`trialscore.stats._plan`: item pass rates from a Beta with the plan's mean
 and between-item spread, ``trials`` Bernoulli trials per item and run.  **Power**: both runs share
 the items' rates (the candidate is truly as good); the plan's items and trials should give the
 planned 80% power (accepted: 76-86%).  **False pass**: the candidate's rates are every item's rate
@@ -32,9 +32,9 @@ from trialscore.stats import (
     plan_cost_non_inferiority,
     plan_non_inferiority,
 )
-from trialscore.stats.compare import FLOOR_SHARE
-from trialscore.stats.effort import ItemTotals
-from trialscore.stats.plan import _item_rates, _shifted
+from trialscore.stats._compare import FLOOR_SHARE
+from trialscore.stats._effort import ItemTotals
+from trialscore.stats._plan import _item_rates, _shifted
 
 REPS = 20_000
 CHECKED = 25

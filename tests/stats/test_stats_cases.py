@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from trialscore.errors import EvaluationError
-from trialscore.stats.cases import case_changes
+from trialscore.stats._cases import case_changes
 
 
 def exact_fisher(before: tuple[int, int], now: tuple[int, int]) -> Fraction:

@@ -101,7 +101,7 @@ def test_estimators_agree_with_exact_arithmetic() -> None:
 def test_plugin_interval_is_the_item_interval_of_the_plugin_values() -> None:
     from trialscore import Bank
     from trialscore.stats import bounded_mean_interval
-    from trialscore.stats.conventions import plugin_interval
+    from trialscore.stats._conventions import plugin_interval
 
     bank = Bank.from_counts([4, 4, 3, 5, 4], [2, 4, 1, 5, 3])
     interval = plugin_interval(bank, 3)
@@ -115,7 +115,7 @@ def test_plugin_interval_is_the_item_interval_of_the_plugin_values() -> None:
 
 
 def test_convention_states_the_estimator_and_the_errors() -> None:
-    from trialscore.stats.conventions import convention, convention_line
+    from trialscore.stats._conventions import convention, convention_line
 
     assert convention("plug-in", "fail") == {
         "estimator": "plugin",

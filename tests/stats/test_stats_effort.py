@@ -10,7 +10,7 @@ import pytest
 
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import PerSuccess, per_success
-from trialscore.stats.effort import item_totals, log_ratio_variance, ratio_interval
+from trialscore.stats._effort import item_totals, log_ratio_variance, ratio_interval
 
 NAN = float("nan")
 

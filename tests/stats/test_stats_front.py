@@ -9,9 +9,9 @@ import pytest
 
 from trialscore import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
+from trialscore.stats import _front as front_module
 from trialscore.stats import cost_success_front, item_interval, item_totals, per_success
-from trialscore.stats import front as front_module
-from trialscore.stats.front import dominated
+from trialscore.stats._front import dominated
 
 NAN = float("nan")
 

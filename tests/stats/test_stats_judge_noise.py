@@ -10,7 +10,7 @@ import pytest
 from tests.stats._populations import BETAS, moments
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import JudgeVariance, judge_variance, plan_judge_budget
-from trialscore.stats.intervals import normal_quantile
+from trialscore.stats._intervals import normal_quantile
 
 
 def _variance(values: list[Fraction]) -> Fraction:

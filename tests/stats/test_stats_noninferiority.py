@@ -10,7 +10,7 @@ from scipy import stats
 
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import compare_paired, cost_non_inferiority, non_inferiority
-from trialscore.stats.effort import item_totals
+from trialscore.stats._effort import item_totals
 
 BASE = [[1, 1, 1, 0], [1, 0, 1, 1], [0, 1, 1, 1], [1, 1, 0, 1], [1, 1, 1, 1], [0, 0, 1, 0]] * 6
 

@@ -11,8 +11,8 @@ from scipy import stats
 from trialscore import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import plan_cost_non_inferiority, plan_non_inferiority
-from trialscore.stats.effort import ItemTotals, item_totals
-from trialscore.stats.variance import item_moments
+from trialscore.stats._effort import ItemTotals, item_totals
+from trialscore.stats._variance import item_moments
 
 
 def test_plan_matches_the_power_of_its_design() -> None:

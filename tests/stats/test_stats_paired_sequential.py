@@ -16,9 +16,9 @@ from numpy.typing import NDArray
 from scipy.stats import multivariate_normal, norm
 
 from trialscore.errors import EvaluationError
+from trialscore.stats._compare import compare_paired
+from trialscore.stats._paired_sequential import Draw, PairedDesign, SequentialComparison, verdicts
 from trialscore.stats._spending import spending_bounds
-from trialscore.stats.compare import compare_paired
-from trialscore.stats.paired_sequential import Draw, PairedDesign, SequentialComparison, verdicts
 
 Rates = NDArray[np.float64]
 REGRESSION, IMPROVEMENT, NO_DIFFERENCE = 0, 1, 2

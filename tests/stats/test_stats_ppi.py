@@ -4,7 +4,7 @@ With one trial an item, ``method="normal"`` is PPI++ exactly as ``ppi_py.ppi_mea
 (ppi-python, installed by the test extra; its wheel's own top-level ``tests`` package is outranked
 by this suite's, a regular package first on pytest's path).
 
-The simulations run :func:`trialscore.stats.ppi.ppi_rows`, the batch core behind
+The simulations run :func:`trialscore.stats._ppi.ppi_rows`, the batch core behind
 :func:`~trialscore.stats.ppi_interval`, on thousands of seeded data sets at once
 (tests/stats/_judged.py); the core is checked against the public function first.
 """
@@ -19,8 +19,8 @@ import pytest
 import tests.stats._judged as _judged
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import ppi_interval, ppi_paired_interval
+from trialscore.stats._ppi import ppi_rows
 from trialscore.stats._scipy import stdtrit
-from trialscore.stats.ppi import ppi_rows
 
 
 def _ppi_py_mean_ci(

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from trialscore.errors import EvaluationError
-from trialscore.stats.sequential import BettingSequence
+from trialscore.stats._sequential import BettingSequence
 
 
 def _direct_log_capital(xs: list[float], m: float, alpha: float, up: bool, c: float = 0.75) -> float:

@@ -7,7 +7,7 @@ import pytest
 
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
-from trialscore.stats.trend import history_trend
+from trialscore.stats._trend import history_trend
 
 ALPHA = 0.05
 

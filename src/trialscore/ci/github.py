@@ -4,7 +4,7 @@ When the environment variable ``GITHUB_STEP_SUMMARY`` names a file (as GitHub Ac
 in every step), ``run``, ``compare`` and ``score`` append their result to it as Markdown, so
 it shows on the workflow run's page.  ``run --annotations github`` prints one workflow command
 per case that failed or regressed (a regression is what the case's own exact test, corrected
-over the target's cases, calls one: :func:`trialscore.stats.cases.case_changes`; noise is not
+over the target's cases, calls one: :func:`trialscore.stats._cases.case_changes`; noise is not
 annotated)::
 
     ::error file=suite.yaml,line=31,title=trialscore sqrt-two (sim-agent)::failed on 4 of 5 trials ...

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
     from trialscore.runner.gates import GateResult, GateRule, Threshold
     from trialscore.runner.run_report import RunReport
-    from trialscore.stats.cases import CaseChange
+    from trialscore.stats._cases import CaseChange
 
 __all__ = ["AnnotationsOption", "RunChecks", "RunVerdict", "finish_run", "judge_run", "step_summary"]
 
@@ -139,7 +139,7 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
         sequential_baseline_gates,
         threshold_gates,
     )
-    from trialscore.stats.cases import case_changes
+    from trialscore.stats._cases import case_changes
 
     if not report.committed:
         return RunVerdict(judged=False)
@@ -167,7 +167,7 @@ def judge_run(report: RunReport, checks: RunChecks) -> RunVerdict:
 
 
 def _gate_section(verdict: RunVerdict) -> Section:
-    from trialscore.stats.conventions import convention_line
+    from trialscore.stats._conventions import convention_line
 
     rows = [[g.gate, g.target, g.metric, g.value, g.bar, g.rule, g.result, g.detail] for g in verdict.gates]
     header = ["gate", "target", "metric", "value", "bar", "rule", "result", "detail"]

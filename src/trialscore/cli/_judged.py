@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from trialscore.results.judge_split import JudgeSplit
     from trialscore.results.labels import HumanLabels, LabelledBanks
     from trialscore.results.readers import RecordSource
-    from trialscore.stats.intervals import Interval
+    from trialscore.stats._intervals import Interval
 
 __all__ = ["Extras", "compare_extras", "resolved", "score_extras"]
 
@@ -136,7 +136,7 @@ def _figure_payload(figure: CalibratedFigure | PairCalibration) -> dict[str, Any
 def _calibration_section(
     label: str, result: Calibration, banks: LabelledBanks, path: str, errors: str
 ) -> Section:
-    from trialscore.stats.conventions import convention_line
+    from trialscore.stats._conventions import convention_line
 
     rows: list[list[object]] = []
     for figure in result.figures:
@@ -211,7 +211,7 @@ def _human_score(
         extras.sections.append(_calibration_section(label, result, banks, labels.path, counts.errors))
     if not groups:
         raise EvaluationError(f"{labels.path}: no label lands on a judged trial of the inputs")
-    from trialscore.stats.conventions import convention
+    from trialscore.stats._conventions import convention
 
     stated = {"pass_hat_k_convention": convention("unbiased", counts.errors)}
     extras.payload["human"] = {"labels": labels.path, "by": list(counts.by), "groups": groups, **stated}
@@ -452,7 +452,7 @@ def budget_report(
     interval is narrowest for ``budget`` model plus judge calls."""
     from trialscore.results.judge_split import judge_splits
     from trialscore.results.judged import trial_records
-    from trialscore.stats.judge_noise import plan_judge_budget
+    from trialscore.stats._judge_noise import plan_judge_budget
 
     (source,) = resolved([pilot], read)
     found = trial_records(source)

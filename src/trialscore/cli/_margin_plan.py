@@ -1,6 +1,6 @@
 """``plan --non-inferior MARGIN``: the items and trials "is the candidate no worse?" needs.
 
-The plans of :mod:`trialscore.stats.noninferiority_plan` for ``compare --non-inferior MARGIN``:
+The plans of :mod:`trialscore.stats._noninferiority_plan` for ``compare --non-inferior MARGIN``:
 
 * pass rates (:func:`~trialscore.stats.plan_non_inferiority`): from ``--pass-rate`` (with
   ``--spread``), a ``--pilot`` run, or a paired pilot (``--pilot`` and ``--pilot-candidate``),

@@ -139,7 +139,7 @@ class OutputFormat(str, Enum):
 
 
 class PassHatKOption(str, Enum):
-    """pass^k's estimator (:mod:`trialscore.stats.conventions`)."""
+    """pass^k's estimator (:mod:`trialscore.stats._conventions`)."""
 
     unbiased = "unbiased"
     plugin = "plugin"

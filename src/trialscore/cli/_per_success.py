@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
     from trialscore.results.per_success import GroupTrials
     from trialscore.results.scorecard import MetricScore, MetricSpec
-    from trialscore.stats.effort import PerSuccess
+    from trialscore.stats._effort import PerSuccess
 
 __all__ = [
     "NAMED",

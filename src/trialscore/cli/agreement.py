@@ -25,7 +25,7 @@ from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
     from trialscore.results.judged import GradeSet
-    from trialscore.stats.agreement import Agreement, AgreementInterval
+    from trialscore.stats._agreement import Agreement, AgreementInterval
 
 __all__ = ["agreement"]
 
@@ -127,7 +127,7 @@ def _section(title: str, result: Agreement) -> Section:
 
 
 def _set_report(found: GradeSet, options: dict[str, Any]) -> tuple[dict[str, Any], list[Section]]:
-    from trialscore.stats.agreement import judge_agreement
+    from trialscore.stats._agreement import judge_agreement
 
     result = judge_agreement(found.table, **options)
     sections = []

@@ -304,7 +304,7 @@ def compare(
     notes += [f"{c['label']}: {note}" for c in comparisons for note in c.get("notes", ())]
     notes += [f"rule: {rule}" for rule in dict.fromkeys(c["rule"] for c in comparisons)]
     if stated:
-        from trialscore.stats.conventions import convention_line
+        from trialscore.stats._conventions import convention_line
 
         notes.append(convention_line(stated["convention"]["estimator"], stated["convention"]["errors"]))
     if only_in_baseline or only_in_candidate:
@@ -349,7 +349,7 @@ def _pass_hat_k_convention(metric: str, errors: str) -> dict[str, Any]:
     else nothing: compare pairs the unbiased per-item values (a plug-in's bias changes with the trials an
     item has, so a difference of plug-ins would mix the change with a change of trials)."""
     from trialscore.core.metrics import resolve_metric
-    from trialscore.stats.conventions import convention
+    from trialscore.stats._conventions import convention
 
     if resolve_metric(metric, trial_values=True).name != "pass^k":
         return {}

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from trialscore.results.readers import Detail
     from trialscore.results.scorecard import MetricSpec
     from trialscore.stats import FrontPoint, PerSuccess
-    from trialscore.stats.intervals import Interval
+    from trialscore.stats._intervals import Interval
 
 __all__ = ["rank"]
 
@@ -296,7 +296,7 @@ def _by_counts(
     )
     notes = [note, *(u.line().replace("not tested", "not ranked") for u in untested)]
     if spec.metric.name == "pass^k":
-        from trialscore.stats.conventions import convention_line
+        from trialscore.stats._conventions import convention_line
 
         notes.append(convention_line("unbiased", read.errors.value))
     section = Section(header, rows, title=f"rank by {spec.label}", notes=notes)

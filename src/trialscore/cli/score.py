@@ -91,7 +91,7 @@ def _stated(score: MetricScore) -> str | None:
     """The convention line of a pass^k (its estimator, what errored trials did); None for other metrics."""
     if score.convention is None:
         return None
-    from trialscore.stats.conventions import convention_line
+    from trialscore.stats._conventions import convention_line
 
     return convention_line(score.convention["estimator"], score.convention["errors"])
 

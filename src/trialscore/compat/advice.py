@@ -39,7 +39,7 @@ from trialscore._words import plural
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import avg, pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.stats.intervals import Interval, item_interval, proportion_interval
+from trialscore.stats._intervals import Interval, item_interval, proportion_interval
 
 __all__ = [
     "Advice",

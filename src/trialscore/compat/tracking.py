@@ -14,7 +14,7 @@ trend is not a raw difference of two numbers.  With two runs, the latest is
 compared with the one before it by :func:`trialscore.stats.compare_paired` (when
 both runs name their items and share at least two, on the items they share) or
 :func:`trialscore.stats.compare_unpaired` (Welch), on pass@1 per item.  With
-three or more, every run counts: :func:`trialscore.stats.trend.history_trend`
+three or more, every run counts: :func:`trialscore.stats._trend.history_trend`
 tests the slope of pass@1 across all runs and the change at the latest run
 against the earlier ones, each at ``alpha / 2``, so a category with no trend is
 flagged with probability at most ``alpha``.  Only a significant result counts:
@@ -43,8 +43,8 @@ from trialscore.compat.advice import Advice
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.stats.compare import Comparison, Run, compare_paired, compare_unpaired
-from trialscore.stats.trend import HistoryTrend, history_trend
+from trialscore.stats._compare import Comparison, Run, compare_paired, compare_unpaired
+from trialscore.stats._trend import HistoryTrend, history_trend
 
 __all__ = ["CategorySnapshot", "track_category", "trend_advice"]
 

@@ -24,7 +24,7 @@ name              per item, ``X ~ Hypergeometric(n, c, k)``   k      tau    alia
 ================  ========================================  =====  =====  ============================
 
 Four metrics are built from a value of every trial instead of counts (``needs="trial values"``,
-lower is better, a ratio over the group's trials: :mod:`trialscore.stats.effort`):
+lower is better, a ratio over the group's trials: :mod:`trialscore.stats._effort`):
 ``cost-per-success`` (total cost / solved trials, USD), ``latency-per-success`` (seconds),
 ``tokens-per-success`` and ``steps-per-success``.  ``score``, ``compare`` and ``rank`` serve them
 from the reader's trial detail (:mod:`trialscore.results.per_success`); every other layer reads

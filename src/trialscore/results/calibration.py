@@ -44,7 +44,7 @@ from trialscore._record import Record
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
-from trialscore.stats.intervals import Interval, normal_quantile
+from trialscore.stats._intervals import Interval, normal_quantile
 
 __all__ = ["CalibratedFigure", "Calibration", "PairCalibration", "calibrate", "calibrate_pair"]
 
@@ -122,7 +122,7 @@ def _figure(
     judge: FloatArray, human: FloatArray, label: str, metric: str, k: int, level: float
 ) -> CalibratedFigure:
     from trialscore.results.scorecard import MetricSpec, metric_interval
-    from trialscore.stats.ppi import item_values, ppi_interval
+    from trialscore.stats._ppi import item_values, ppi_interval
 
     spec = MetricSpec("avg") if metric == "pass@1" else MetricSpec(metric, k)
     values = item_values(judge, human, metric, k)
@@ -187,7 +187,7 @@ def calibrate_pair(
     level: float = 0.95,
 ) -> PairCalibration:
     """The paired difference A - B by human standards, on items given in the same rows of every array."""
-    from trialscore.stats.ppi import item_values, ppi_paired_interval
+    from trialscore.stats._ppi import item_values, ppi_paired_interval
 
     label = "pass@1" if metric == "pass@1" else metric.replace("k", str(k))
     first, second = item_values(judge_a, human_a, metric, k), item_values(judge_b, human_b, metric, k)

@@ -39,8 +39,8 @@ from trialscore.core.bank import Bank
 
 if TYPE_CHECKING:
     from trialscore.results.records import TrialRecord
-    from trialscore.stats.judge_noise import JudgeVariance
-    from trialscore.stats.variance import VarianceDecomposition
+    from trialscore.stats._judge_noise import JudgeVariance
+    from trialscore.stats._variance import VarianceDecomposition
 
 __all__ = ["JudgeSplit", "judge_splits"]
 
@@ -60,7 +60,7 @@ class JudgeSplit(Record):
 
 def _trial_split(records: Sequence[TrialRecord]) -> VarianceDecomposition | None:
     """The item / trial split of the trials' verdicts (None with fewer than 2 graded items)."""
-    from trialscore.stats.variance import decompose_variance
+    from trialscore.stats._variance import decompose_variance
 
     n: dict[str, int] = {}
     c: dict[str, int] = {}
@@ -76,7 +76,7 @@ def _trial_split(records: Sequence[TrialRecord]) -> VarianceDecomposition | None
 def judge_splits(records: Sequence[TrialRecord]) -> list[JudgeSplit]:
     """The split of every (grader, target, judge) with repeated calls (module docstring)."""
     from trialscore.results.judged import record_grades
-    from trialscore.stats.judge_noise import judge_variance
+    from trialscore.stats._judge_noise import judge_variance
 
     out = []
     targets = list(dict.fromkeys(record.target for record in records))

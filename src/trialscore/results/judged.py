@@ -15,7 +15,7 @@ Several grades of the same trial show how far judges agree.  They come from
   scores are compared, ``grade="score"``).
 
 :func:`read_grades` reads any of these into :class:`GradeSet` values, each holding a
-:class:`~trialscore.stats.grades.GradeTable` whose item is the case (the bootstrap's unit) and
+:class:`~trialscore.stats._grades.GradeTable` whose item is the case (the bootstrap's unit) and
 whose trial is the graded output (the target and trial index: outputs of two targets on one case
 are two units of the same item).  Errored calls and errored trials are missing grades, never
 failures.  :func:`trial_records` loads the runner's records themselves (run folder, summary,
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import RecordSource
     from trialscore.results.records import TrialRecord
-    from trialscore.stats.grades import GradeTable
+    from trialscore.stats._grades import GradeTable
 
 __all__ = [
     "JUDGE_ONLY",
@@ -192,7 +192,7 @@ def record_grades(records: Sequence[TrialRecord], grade: Grade = "passed") -> li
     ``grade`` is ``"passed"`` (each call's verdict, 1 or 0) or ``"score"`` (each call's score).
     An errored call is a missing grade; an errored trial has none.
     """
-    from trialscore.stats.grades import grade_table
+    from trialscore.stats._grades import grade_table
 
     chosen = check_choice(grade, "grade", GRADES)
     rows: dict[str, list[tuple[Hashable, Hashable, Hashable, Hashable, float]]] = {}
@@ -292,7 +292,7 @@ def _table_grades(
 ) -> GradeSet:
     from trialscore.results.columns import ColumnMap
     from trialscore.results.readers import SCORER, read_counts
-    from trialscore.stats.grades import grade_table
+    from trialscore.stats._grades import grade_table
 
     columns = columns or ColumnMap()
     if grade == "score" and columns.threshold is None and columns.passed is None:

@@ -4,7 +4,7 @@
 ``latency-per-success``, ``tokens-per-success``, ``steps-per-success``: :mod:`trialscore.core.metrics`)
 from the one reader's trial detail (:func:`~trialscore.results.readers.read_counts` with
 ``detail=FIELDS``).  :func:`group_trials` lays each group's trials out as one row per trial (its
-case, its 0/1 outcome, its values), and the statistics are those of :mod:`trialscore.stats.effort`.
+case, its 0/1 outcome, its values), and the statistics are those of :mod:`trialscore.stats._effort`.
 
 Errored trials (no outcome) follow the error policy the counts were read with: left out with
 ``errors="exclude"`` (the default), counted as failed trials, with whatever they cost, with
@@ -35,7 +35,7 @@ from numpy.typing import NDArray
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.results.counts import ErrorPolicy, GroupCounts, ItemCounts
-from trialscore.stats.effort import ItemTotals, PerSuccess, item_totals, per_success
+from trialscore.stats._effort import ItemTotals, PerSuccess, item_totals, per_success
 
 __all__ = [
     "FIELDS",
@@ -118,13 +118,13 @@ def group_trials(counts: ItemCounts) -> Iterator[GroupTrials]:
 
 
 def per_success_of(group: GroupTrials, metric: MetricLike | Metric, level: float = 0.95) -> PerSuccess:
-    """The metric's figure on the group's trials: :func:`~trialscore.stats.effort.per_success`."""
+    """The metric's figure on the group's trials: :func:`~trialscore.stats._effort.per_success`."""
     quantity = quantity_of(metric)
     return per_success(group.items, group.passed, group.values[quantity], quantity=quantity, level=level)
 
 
 def totals_of(group: GroupTrials, quantity: str = "cost") -> ItemTotals:
-    """The group's per-item totals of ``quantity`` (:func:`~trialscore.stats.effort.item_totals`)."""
+    """The group's per-item totals of ``quantity`` (:func:`~trialscore.stats._effort.item_totals`)."""
     return item_totals(group.items, group.passed, group.values[quantity])
 
 

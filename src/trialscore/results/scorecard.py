@@ -53,7 +53,7 @@ from trialscore.core.estimators import item_scores
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, parameter, worded
 from trialscore.results.counts import GroupCounts
-from trialscore.stats.intervals import Interval
+from trialscore.stats._intervals import Interval
 
 if TYPE_CHECKING:
     from trialscore.compat.advice import Advice
@@ -83,7 +83,7 @@ CI_METHODS: dict[str, str] = {
 
 _PROPORTION = ("wilson", "clopper-pearson", "jeffreys", "agresti-coull")
 
-#: The metric whose estimator an output states (:mod:`trialscore.stats.conventions`).
+#: The metric whose estimator an output states (:mod:`trialscore.stats._conventions`).
 PASS_HAT_K = "pass^k"
 
 
@@ -91,7 +91,7 @@ PASS_HAT_K = "pass^k"
 class MetricSpec:
     """One column of a score table: the metric (a name is resolved), its ``k`` and ``tau`` (or None), and
     for pass^k its ``estimator`` (``"unbiased"``, the default, or ``"plugin"``: the conventions of
-    :mod:`trialscore.stats.conventions`; None for every other metric)."""
+    :mod:`trialscore.stats._conventions`; None for every other metric)."""
 
     metric: Metric
     k: int | None
@@ -107,7 +107,7 @@ class MetricSpec:
         trial_values: bool = False,
         estimator: str | None = None,
     ) -> None:
-        from trialscore.stats.conventions import check_estimator
+        from trialscore.stats._conventions import check_estimator
 
         resolved = resolve_metric(metric, trial_values=trial_values)
         object.__setattr__(self, "metric", resolved)
@@ -305,7 +305,7 @@ def _plugin_interval(
 ) -> Interval:
     """The plug-in pass^k with its interval: the default over items, or the bootstrap of its item values."""
     from trialscore.stats import bootstrap_mean_interval
-    from trialscore.stats.conventions import plugin_interval, plugin_values
+    from trialscore.stats._conventions import plugin_interval, plugin_values
 
     assert spec.k is not None
     if clusters is not None or ci in _PROPORTION:
@@ -459,7 +459,7 @@ def score_group(
 
 def _stated(spec: MetricSpec, group: GroupCounts) -> dict[str, str] | None:
     """The convention a pass^k states (its estimator, and what errored trials did); None for other metrics."""
-    from trialscore.stats.conventions import convention
+    from trialscore.stats._conventions import convention
 
     return None if spec.estimator is None else convention(spec.estimator, group.errors)
 

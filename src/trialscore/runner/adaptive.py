@@ -23,7 +23,7 @@ strategy                    settled when
 ==========================  ====================================================================
 
 **Sequential** (``--sequential --alpha A``).  For ``mean`` and ``confidence_interval`` cases, a
-:class:`~trialscore.stats.sequential.BettingSequence` of the trial scores also stops a case as
+:class:`~trialscore.stats._sequential.BettingSequence` of the trial scores also stops a case as
 soon as the anytime-valid confidence sequence lies wholly above (``pass``) or below (``fail``)
 the threshold: the chance of a wrong sequential verdict is at most ``alpha`` however often it is
 watched.  A case that reaches its planned trial count unsettled gets the fixed-design verdict
@@ -55,7 +55,7 @@ from trialscore.results.records import TrialRecord
 from trialscore.runner.strategies import CaseResult, CaseVerdict, mean_verdict
 from trialscore.runner.suite import CaseSettings
 from trialscore.stats._scipy import ndtri, stdtrit
-from trialscore.stats.sequential import BettingSequence
+from trialscore.stats._sequential import BettingSequence
 
 __all__ = [
     "AdaptiveRule",

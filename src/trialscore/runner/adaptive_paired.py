@@ -1,7 +1,7 @@
 """Comparing while running: an adaptive run against a baseline run stops once the paired verdict is settled.
 
 ``trialscore run suite.yaml --baseline RUN --adaptive``: per target, a
-:class:`~trialscore.stats.paired_sequential.SequentialComparison` over the cases both runs hold
+:class:`~trialscore.stats._paired_sequential.SequentialComparison` over the cases both runs hold
 hands out the candidate's trials in an order fixed by the baseline before the first trial (every
 case once, then where the baseline says the difference is least certain), compares each case's
 candidate trials with all of the baseline's trials of it (the baseline never runs out), reads the
@@ -25,7 +25,7 @@ from trialscore.errors import EvaluationError, parameter
 from trialscore.results.records import TrialRecord
 from trialscore.runner.adaptive import CaseOutcome, Unit
 from trialscore.runner.suite import CaseSettings
-from trialscore.stats.paired_sequential import Draw, SequentialComparison
+from trialscore.stats._paired_sequential import Draw, SequentialComparison
 
 __all__ = ["UNDECIDED_GATE", "BaselineComparison", "PairedScheduler", "StopCause", "stop_note"]
 

@@ -46,7 +46,7 @@ from trialscore.compat.scoring import MultiTrialMetrics, StimulusScore, pass_at_
 from trialscore.errors import EvaluationError
 from trialscore.results.records import TrialRecord
 from trialscore.runner.suite import CaseSettings, Strategy
-from trialscore.stats.intervals import Interval, bounded_mean_interval
+from trialscore.stats._intervals import Interval, bounded_mean_interval
 
 __all__ = ["CaseResult", "CaseTally", "CaseVerdict", "ExactSum", "TrialSummary", "aggregate", "mean_verdict"]
 

@@ -10,7 +10,7 @@ Per target:
   all agree the trials bound the interval's width, so it never collapses).
   Errored trials are left out of every ``n``; cases with no scored
   trial are left out and counted in ``cases_without_scored_trials``.  pass^k states its
-  ``convention`` (:func:`trialscore.stats.conventions.convention`).
+  ``convention`` (:func:`trialscore.stats._conventions.convention`).
 * ``case_verdicts``: how many cases got each verdict, and the share that passed
   with its Wilson interval.
 * ``cost_usd``: the known spend, null when every trial's cost is unknown (then also
@@ -43,8 +43,8 @@ from trialscore.core.estimators import avg, bayes, pass_at_k, pass_hat_k
 from trialscore.results.judged import JUDGE_ONLY
 from trialscore.runner.aggregator import RunAggregator, TargetTotals
 from trialscore.runner.strategies import CaseResult
-from trialscore.stats.conventions import convention
-from trialscore.stats.intervals import bounded_mean_interval, item_interval, proportion_interval
+from trialscore.stats._conventions import convention
+from trialscore.stats._intervals import bounded_mean_interval, item_interval, proportion_interval
 
 if TYPE_CHECKING:
     from trialscore.runner.run_report import RunReport

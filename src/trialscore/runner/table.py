@@ -14,7 +14,7 @@ from rich.text import Text
 from trialscore._words import plural
 from trialscore.runner.adaptive_paired import stop_note
 from trialscore.runner.failures import format_usd, print_errors
-from trialscore.stats.conventions import convention_line
+from trialscore.stats._conventions import convention_line
 from trialscore.terminal import fields_line, fitted_table, verdict
 
 if TYPE_CHECKING:

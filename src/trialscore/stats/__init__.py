@@ -49,7 +49,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from trialscore.stats.agreement import (
+    from trialscore.stats._agreement import (
         Agreement,
         AgreementInterval,
         JudgeAgreement,
@@ -57,36 +57,36 @@ if TYPE_CHECKING:
         agreement,
         judge_agreement,
     )
-    from trialscore.stats.bootstrap import (
+    from trialscore.stats._bootstrap import (
         bootstrap_distribution,
         bootstrap_interval,
         bootstrap_mean_interval,
         resample_histogram,
     )
-    from trialscore.stats.compare import (
+    from trialscore.stats._compare import (
         Comparison,
         compare_clustered,
         compare_paired,
         compare_unpaired,
     )
-    from trialscore.stats.compare_bayes import BayesComparison, beat_probability, compare_bayes
-    from trialscore.stats.conventions import (
+    from trialscore.stats._compare_bayes import BayesComparison, beat_probability, compare_bayes
+    from trialscore.stats._conventions import (
         PassHatK,
         pass_hat_k_stated,
     )
-    from trialscore.stats.effort import (
+    from trialscore.stats._effort import (
         ItemTotals,
         PerSuccess,
         item_totals,
         per_success,
     )
-    from trialscore.stats.front import (
+    from trialscore.stats._front import (
         Front,
         FrontPoint,
         cost_success_front,
     )
-    from trialscore.stats.grades import GradeTable, grade_table
-    from trialscore.stats.intervals import (
+    from trialscore.stats._grades import GradeTable, grade_table
+    from trialscore.stats._intervals import (
         Interval,
         bayes_interval,
         bounded_mean_interval,
@@ -96,35 +96,35 @@ if TYPE_CHECKING:
         normal_quantile,
         proportion_interval,
     )
-    from trialscore.stats.judge_noise import (
+    from trialscore.stats._judge_noise import (
         JudgeBudget,
         JudgeDesign,
         JudgeVariance,
         judge_variance,
         plan_judge_budget,
     )
-    from trialscore.stats.noninferiority import (
+    from trialscore.stats._noninferiority import (
         NonInferiority,
         cost_non_inferiority,
         non_inferiority,
     )
-    from trialscore.stats.noninferiority_plan import (
+    from trialscore.stats._noninferiority_plan import (
         NonInferiorityPlan,
         plan_cost_non_inferiority,
         plan_non_inferiority,
     )
-    from trialscore.stats.permutation import resplit_test, sign_flip_p_value
-    from trialscore.stats.plan import SampleSizePlan, plan_sample_size
-    from trialscore.stats.power import (
+    from trialscore.stats._permutation import resplit_test, sign_flip_p_value
+    from trialscore.stats._plan import SampleSizePlan, plan_sample_size
+    from trialscore.stats._power import (
         design_power,
         detectable_effect,
         items_needed,
         minimum_detectable_effect,
         trials_needed,
     )
-    from trialscore.stats.ppi import ppi_interval, ppi_paired_interval
-    from trialscore.stats.ratio_compare import PairedRatio, compare_per_success, paired_ratio
-    from trialscore.stats.variance import (
+    from trialscore.stats._ppi import ppi_interval, ppi_paired_interval
+    from trialscore.stats._ratio_compare import PairedRatio, compare_per_success, paired_ratio
+    from trialscore.stats._variance import (
         ClusteredStandardError,
         VarianceDecomposition,
         clustered_standard_error,
@@ -206,73 +206,73 @@ __all__ = [
 #: The submodule of each public name: imported on first use, so reading a file and scoring it with
 #: the default interval never imports the bootstrap, the comparisons or the power analysis.
 _HOMES = {
-    "Agreement": "agreement",
-    "AgreementInterval": "agreement",
-    "JudgeAgreement": "agreement",
-    "PairKappa": "agreement",
-    "agreement": "agreement",
-    "judge_agreement": "agreement",
-    "GradeTable": "grades",
-    "grade_table": "grades",
-    "JudgeBudget": "judge_noise",
-    "JudgeDesign": "judge_noise",
-    "JudgeVariance": "judge_noise",
-    "judge_variance": "judge_noise",
-    "plan_judge_budget": "judge_noise",
-    "ppi_interval": "ppi",
-    "ppi_paired_interval": "ppi",
-    "PassHatK": "conventions",
-    "pass_hat_k_stated": "conventions",
-    "ItemTotals": "effort",
-    "item_totals": "effort",
-    "Front": "front",
-    "FrontPoint": "front",
-    "cost_success_front": "front",
-    "bootstrap_distribution": "bootstrap",
-    "bootstrap_interval": "bootstrap",
-    "bootstrap_mean_interval": "bootstrap",
-    "resample_histogram": "bootstrap",
-    "BayesComparison": "compare_bayes",
-    "Comparison": "compare",
-    "beat_probability": "compare_bayes",
-    "compare_bayes": "compare_bayes",
-    "compare_clustered": "compare",
-    "compare_paired": "compare",
-    "compare_unpaired": "compare",
-    "NonInferiority": "noninferiority",
-    "NonInferiorityPlan": "noninferiority_plan",
-    "cost_non_inferiority": "noninferiority",
-    "PairedRatio": "ratio_compare",
-    "compare_per_success": "ratio_compare",
-    "paired_ratio": "ratio_compare",
-    "non_inferiority": "noninferiority",
-    "plan_cost_non_inferiority": "noninferiority_plan",
-    "plan_non_inferiority": "noninferiority_plan",
-    "PerSuccess": "effort",
-    "per_success": "effort",
-    "resplit_test": "permutation",
-    "sign_flip_p_value": "permutation",
-    "Interval": "intervals",
-    "bayes_interval": "intervals",
-    "bounded_mean_interval": "intervals",
-    "clustered_interval": "intervals",
-    "item_interval": "intervals",
-    "mean_interval": "intervals",
-    "normal_quantile": "intervals",
-    "proportion_interval": "intervals",
-    "SampleSizePlan": "plan",
-    "design_power": "power",
-    "detectable_effect": "power",
-    "items_needed": "power",
-    "minimum_detectable_effect": "power",
-    "plan_sample_size": "plan",
-    "trials_needed": "power",
-    "ClusteredStandardError": "variance",
-    "VarianceDecomposition": "variance",
-    "clustered_standard_error": "variance",
-    "decompose_variance": "variance",
-    "item_moments": "variance",
-    "standard_error": "variance",
+    "Agreement": "_agreement",
+    "AgreementInterval": "_agreement",
+    "JudgeAgreement": "_agreement",
+    "PairKappa": "_agreement",
+    "agreement": "_agreement",
+    "judge_agreement": "_agreement",
+    "GradeTable": "_grades",
+    "grade_table": "_grades",
+    "JudgeBudget": "_judge_noise",
+    "JudgeDesign": "_judge_noise",
+    "JudgeVariance": "_judge_noise",
+    "judge_variance": "_judge_noise",
+    "plan_judge_budget": "_judge_noise",
+    "ppi_interval": "_ppi",
+    "ppi_paired_interval": "_ppi",
+    "PassHatK": "_conventions",
+    "pass_hat_k_stated": "_conventions",
+    "ItemTotals": "_effort",
+    "item_totals": "_effort",
+    "Front": "_front",
+    "FrontPoint": "_front",
+    "cost_success_front": "_front",
+    "bootstrap_distribution": "_bootstrap",
+    "bootstrap_interval": "_bootstrap",
+    "bootstrap_mean_interval": "_bootstrap",
+    "resample_histogram": "_bootstrap",
+    "BayesComparison": "_compare_bayes",
+    "Comparison": "_compare",
+    "beat_probability": "_compare_bayes",
+    "compare_bayes": "_compare_bayes",
+    "compare_clustered": "_compare",
+    "compare_paired": "_compare",
+    "compare_unpaired": "_compare",
+    "NonInferiority": "_noninferiority",
+    "NonInferiorityPlan": "_noninferiority_plan",
+    "cost_non_inferiority": "_noninferiority",
+    "PairedRatio": "_ratio_compare",
+    "compare_per_success": "_ratio_compare",
+    "paired_ratio": "_ratio_compare",
+    "non_inferiority": "_noninferiority",
+    "plan_cost_non_inferiority": "_noninferiority_plan",
+    "plan_non_inferiority": "_noninferiority_plan",
+    "PerSuccess": "_effort",
+    "per_success": "_effort",
+    "resplit_test": "_permutation",
+    "sign_flip_p_value": "_permutation",
+    "Interval": "_intervals",
+    "bayes_interval": "_intervals",
+    "bounded_mean_interval": "_intervals",
+    "clustered_interval": "_intervals",
+    "item_interval": "_intervals",
+    "mean_interval": "_intervals",
+    "normal_quantile": "_intervals",
+    "proportion_interval": "_intervals",
+    "SampleSizePlan": "_plan",
+    "design_power": "_power",
+    "detectable_effect": "_power",
+    "items_needed": "_power",
+    "minimum_detectable_effect": "_power",
+    "plan_sample_size": "_plan",
+    "trials_needed": "_power",
+    "ClusteredStandardError": "_variance",
+    "VarianceDecomposition": "_variance",
+    "clustered_standard_error": "_variance",
+    "decompose_variance": "_variance",
+    "item_moments": "_variance",
+    "standard_error": "_variance",
 }
 
 

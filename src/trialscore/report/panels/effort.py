@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from trialscore.report.context import ReportContext
     from trialscore.results.per_success import GroupTrials
     from trialscore.stats import FrontPoint
-    from trialscore.stats.intervals import Interval
+    from trialscore.stats._intervals import Interval
 
 __all__ = ["PANEL", "RESAMPLES", "SEED", "effort_panel", "front_chart"]
 

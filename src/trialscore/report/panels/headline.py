@@ -45,7 +45,7 @@ def common_k(groups: dict[str, GroupCounts]) -> int:
 def build(context: ReportContext) -> Built:
     """Each group's score card and the side-by-side table of every group at the same k."""
     from trialscore.results.scorecard import metric_specs, score_group
-    from trialscore.stats.conventions import convention_line
+    from trialscore.stats._conventions import convention_line
 
     settings, groups = context.settings, context.groups
     top = common_k(groups)

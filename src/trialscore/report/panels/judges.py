@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from trialscore.report.context import ReportContext
     from trialscore.results.readers import RecordSource
     from trialscore.results.records import TrialRecord
-    from trialscore.stats.agreement import Agreement, AgreementInterval, PairKappa
+    from trialscore.stats._agreement import Agreement, AgreementInterval, PairKappa
 
 __all__ = ["PANEL", "judges_panel"]
 
@@ -153,7 +153,7 @@ def judges_panel(
         trial_records,
     )
     from trialscore.results.readers import RecordSource
-    from trialscore.stats.agreement import judge_agreement
+    from trialscore.stats._agreement import judge_agreement
 
     if not isinstance(source, (str, Path, RecordSource)) or not judged_inputs([source]):
         return None

@@ -1,6 +1,6 @@
 r"""Did the candidate change what a solved task costs?  The paired ratio of two runs' cost per success.
 
-Two runs of the same items, each with per-item totals (:func:`~trialscore.stats.effort.item_totals`:
+Two runs of the same items, each with per-item totals (:func:`~trialscore.stats._effort.item_totals`:
 :math:`Y_i` the quantity summed over item ``i``'s trials whose quantity is known, :math:`X_i` their
 successes), give each its ratio :math:`R = \sum_i Y_i / \sum_i X_i` over the items both hold (with
 a known quantity).  The change is the ratio of ratios :math:`\rho = R_B / R_A` (candidate over
@@ -12,13 +12,13 @@ baseline), with its interval on the log scale:
     \hat\rho\,\exp\bigl(\pm\, t_{m-1}^{-1}(1 - \alpha/2)\,\widehat{\mathrm{SE}}\bigr),
 
 the variance by the jackknife over the ``m`` shared items, leaving an item out of both runs (the
-runs stay paired on their hard items; :func:`~trialscore.stats.effort.log_ratio_variance`),
-floored by both runs' trial noise (:func:`~trialscore.stats.effort.success_floor`).
+runs stay paired on their hard items; :func:`~trialscore.stats._effort.log_ratio_variance`),
+floored by both runs' trial noise (:func:`~trialscore.stats._effort.success_floor`).
 
 :func:`paired_ratio` gives the ratio and its interval at a level; :func:`compare_per_success` reads
 a two-sided verdict off it for a quantity where lower is better: ``improvement`` when the interval
 lies below 1 (the candidate is cheaper), ``regression`` when it lies above 1, else ``no significant
-change``.  :func:`~trialscore.stats.noninferiority.cost_non_inferiority` reads the same interval
+change``.  :func:`~trialscore.stats._noninferiority.cost_non_inferiority` reads the same interval
 against a margin.
 """
 
@@ -35,8 +35,8 @@ from trialscore._validate import check_choice, check_probability
 from trialscore._words import plural
 from trialscore.errors import InsufficientDataError
 from trialscore.stats import _scipy
-from trialscore.stats.effort import QUANTITIES, ItemTotals, log_ratio_variance, ratio_method, success_floor
-from trialscore.stats.intervals import Interval
+from trialscore.stats._effort import QUANTITIES, ItemTotals, log_ratio_variance, ratio_method, success_floor
+from trialscore.stats._intervals import Interval
 
 __all__ = ["PairedRatio", "compare_per_success", "paired_ratio", "shared_rows"]
 
@@ -96,7 +96,7 @@ def paired_ratio(
 ) -> PairedRatio:
     """Candidate / baseline ``quantity`` per success on the items both hold, with its ``level`` interval.
 
-    >>> from trialscore.stats.effort import item_totals
+    >>> from trialscore.stats._effort import item_totals
     >>> items = [i // 2 for i in range(40)]
     >>> old = item_totals(items, [1, 0] * 20, [1.0, 1.0] * 20)
     >>> new = item_totals(items, [1, 0] * 20, [0.5, 0.5] * 20)
@@ -166,7 +166,7 @@ def compare_per_success(
     ``improvement`` when the ``1 - alpha`` interval of candidate / baseline lies below 1 (lower is
     better), ``regression`` when it lies above 1, else ``no significant change``.
 
-    >>> from trialscore.stats.effort import item_totals
+    >>> from trialscore.stats._effort import item_totals
     >>> items = [i // 2 for i in range(40)]
     >>> old = item_totals(items, [1, 0] * 20, [1.0, 1.0] * 20)
     >>> compare_per_success(old, item_totals(items, [1, 0] * 20, [0.5, 0.5] * 20)).verdict

@@ -31,7 +31,7 @@ the power below the target no number of trials is enough and only more items
 help.  (The trial-noise floor of ``compare_paired``'s SE is not modelled: it
 binds only when the differences spread less than trial noise alone explains.)
 
-The plans built on these are in :mod:`trialscore.stats.plan`.
+The plans built on these are in :mod:`trialscore.stats._plan`.
 
 Reference
 ---------

@@ -46,7 +46,7 @@ from trialscore.core.bank import Bank
 from trialscore.core.estimators import pass_hat_k
 from trialscore.errors import InsufficientDataError
 from trialscore.results.counts import GroupCounts, check_error_policy
-from trialscore.stats.intervals import Interval, bounded_mean_interval
+from trialscore.stats._intervals import Interval, bounded_mean_interval
 
 __all__ = [
     "ERROR_RULES",

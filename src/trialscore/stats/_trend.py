@@ -41,7 +41,7 @@ change) and it is judged at ``alpha``.  With ``R >= 3`` each is judged at ``alph
 declining is at most ``alpha``; tests/stats/test_stats_trend.py checks it in simulation.
 The verdict is the direction of the trend when the trend test rejects, else of the change when
 that rejects, else ``stable``.  Beside it, each test's minimum detectable effect at 80% power
-(:func:`~trialscore.stats.power.detectable_effect` of its SE at its level and degrees of freedom):
+(:func:`~trialscore.stats._power.detectable_effect` of its SE at its level and degrees of freedom):
 ``slope_mdd``, the smallest drift per run the trend test finds 4 times in 5, and ``change_mdd`` the
 smallest one-off change at the latest run; ``stable`` next to an MDD of 0.08 per run says little
 about a drift of 0.02.
@@ -71,7 +71,7 @@ from trialscore._record import Record
 from trialscore.core.bank import Bank, as_bank
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
-from trialscore.stats.power import bounded_effect
+from trialscore.stats._power import bounded_effect
 
 __all__ = ["HistoryTrend", "history_trend"]
 

@@ -35,7 +35,7 @@ without assuming the candidate's case behaves like the baseline's:
   :math:`\delta`, larger otherwise;
 
 and the sum is floored at ``FLOOR_SHARE`` of both runs' trial noise (as in
-:func:`~trialscore.stats.compare.compare_paired`), so the interval never has zero width.
+:func:`~trialscore.stats._compare.compare_paired`), so the interval never has zero width.
 
 **Looks and boundaries.**  The first look comes when every case has one trial, the next each time
 the variance predicted from the baseline has fallen by ``GROWTH``, the last at the end of the
@@ -89,8 +89,8 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
+from trialscore.stats._compare import FLOOR_SHARE
 from trialscore.stats._spending import spending_bounds
-from trialscore.stats.compare import FLOOR_SHARE
 
 __all__ = ["GROWTH", "RHO", "Draw", "PairedDesign", "PairedVerdict", "SequentialComparison", "verdicts"]
 

@@ -54,7 +54,7 @@ from trialscore.core.estimators import state_scores, states_mean
 from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
-from trialscore.stats.intervals import Interval, bounded_mean_interval, item_interval
+from trialscore.stats._intervals import Interval, bounded_mean_interval, item_interval
 
 __all__ = [
     "bootstrap_distribution",

@@ -62,8 +62,8 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats.grades import GradeTable, grade_table
-from trialscore.stats.intervals import normal_quantile
+from trialscore.stats._grades import GradeTable, grade_table
+from trialscore.stats._intervals import normal_quantile
 
 __all__ = ["Agreement", "AgreementInterval", "JudgeAgreement", "PairKappa", "agreement", "judge_agreement"]
 

@@ -16,14 +16,14 @@ Declaring non-inferiority when the truth sits exactly at the margin happens at m
 
 **Cost per success** (:func:`cost_non_inferiority`), "no more expensive than": the other way
 round, on the ratio :math:`\rho = R_B / R_A` of the two runs' cost per success
-(:mod:`trialscore.stats.effort`) over the items both runs hold, with a relative margin: the
+(:mod:`trialscore.stats._effort`) over the items both runs hold, with a relative margin: the
 candidate is ``non-inferior`` (no more expensive than the baseline by more than the margin) when
 the upper end of :math:`\rho`'s interval is below :math:`1 + \Delta`, ``inferior`` when its lower
 end is above :math:`1 + \Delta`, else ``inconclusive``.  The interval is that of
 :math:`\log R_B - \log R_A` (jackknife over the shared items, leaving an item out of both runs;
 t with items - 1 df; floored by both runs' trial noise), at two-sided level :math:`2\alpha`.
 
-**Plans**: :mod:`trialscore.stats.noninferiority_plan` (the items and trials these tests need).
+**Plans**: :mod:`trialscore.stats._noninferiority_plan` (the items and trials these tests need).
 
 Reference
 ---------
@@ -40,11 +40,11 @@ from trialscore._record import Record
 from trialscore._validate import check_probability, check_real
 from trialscore.core._kernels import Tau
 from trialscore.errors import EvaluationError, parameter
+from trialscore.stats._compare import Comparison, compare_paired
+from trialscore.stats._effort import ItemTotals
+from trialscore.stats._intervals import Interval
 from trialscore.stats._pairing import Run
-from trialscore.stats.compare import Comparison, compare_paired
-from trialscore.stats.effort import ItemTotals
-from trialscore.stats.intervals import Interval
-from trialscore.stats.ratio_compare import paired_ratio
+from trialscore.stats._ratio_compare import paired_ratio
 
 __all__ = [
     "NonInferiority",
@@ -188,13 +188,13 @@ def cost_non_inferiority(
 ) -> NonInferiority:
     """Is the candidate no more expensive per success than the baseline, by more than ``margin`` (relative)?
 
-    ``baseline`` and ``candidate`` are :func:`~trialscore.stats.effort.item_totals` of the two
+    ``baseline`` and ``candidate`` are :func:`~trialscore.stats._effort.item_totals` of the two
     runs (trials of unknown cost already left out and counted there); items are paired by id.
     ``margin=0.1`` allows the candidate 10% more cost per success.  Rule and interval in the
-    module docstring (:func:`~trialscore.stats.ratio_compare.paired_ratio`); ``quantity`` names
+    module docstring (:func:`~trialscore.stats._ratio_compare.paired_ratio`); ``quantity`` names
     what the totals add up (``"latency"``, ``"tokens"``, ``"steps"``: no slower, no wordier).
 
-    >>> from trialscore.stats.effort import item_totals
+    >>> from trialscore.stats._effort import item_totals
     >>> items = [i // 2 for i in range(40)]
     >>> old = item_totals(items, [1, 0] * 20, [1.0, 1.0] * 20)
     >>> new = item_totals(items, [1, 0] * 20, [0.5, 0.5] * 20)

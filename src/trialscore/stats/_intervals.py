@@ -50,7 +50,7 @@ from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats._noise import state_noise_variances
-from trialscore.stats.variance import clustered_standard_error
+from trialscore.stats._variance import clustered_standard_error
 
 FloatArray = NDArray[np.float64]
 

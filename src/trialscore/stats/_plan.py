@@ -1,6 +1,6 @@
 r"""Plans: the items and trials a paired comparison needs, from a pass rate or a pilot run.
 
-Power, MDE and sample sizes of the paired t-test are in :mod:`trialscore.stats.power`; a plan
+Power, MDE and sample sizes of the paired t-test are in :mod:`trialscore.stats._power`; a plan
 supplies its variance components, :math:`\mathrm{Var}(d_i) = \omega^2 + (\sigma_A^2 + \sigma_B^2)/K`.
 
 **The item model.**  Items differ: a suite's pass rates spread between items that almost always
@@ -28,7 +28,7 @@ Where :math:`\bar p` and :math:`\rho` come from (each plan states them in ``sour
   :math:`\rho` from the variance of its item means less their trial noise; a graded pilot (or one
   whose items all sit at 0 or 1) keeps its own within- and between-item variances for both runs;
 * a paired pilot (two runs on the same items): every component estimated, as in
-  :func:`trialscore.stats.variance.decompose_variance`.
+  :func:`trialscore.stats._variance.decompose_variance`.
 
 ``between`` adds a between-item variance of the changes beyond the clipping's (default 0).
 
@@ -54,7 +54,7 @@ from trialscore._words import plural
 from trialscore.core.bank import Bank, checked_matrix, is_ragged
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
-from trialscore.stats.power import (
+from trialscore.stats._power import (
     PAIRED_TEST,
     _check_delta,
     _check_variance,
@@ -64,7 +64,7 @@ from trialscore.stats.power import (
     items_needed,
     trials_needed,
 )
-from trialscore.stats.variance import item_moments
+from trialscore.stats._variance import item_moments
 
 __all__ = ["DEFAULT_SPREAD", "SampleSizePlan", "plan_sample_size"]
 

@@ -8,10 +8,10 @@ intervals:
   :func:`~trialscore.stats.item_interval`;
 * **cost per task**: the mean cost of one trial, :math:`\sum_i Y_i / \sum_i n_i^{\$}` over the
   trials whose cost is known, with the item-clustered ratio interval of
-  :mod:`trialscore.stats.effort`;
+  :mod:`trialscore.stats._effort`;
 * **cost per success** beside them (not an axis of the front): :math:`\sum_i Y_i / \sum_i c_i^{\$}`
   over the same trials, :math:`c_i^{\$}` their successes, with the ratio interval floored by
-  trial noise (:func:`~trialscore.stats.effort.success_floor`); None for a target with no solved
+  trial noise (:func:`~trialscore.stats._effort.success_floor`); None for a target with no solved
   trial of known cost.
 
 A target is **on the front** when no other target is at least as good on both (a pass rate at
@@ -49,8 +49,8 @@ from trialscore._validate import check_integer, check_probability
 from trialscore._words import plural
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats.effort import ItemTotals, ratio_interval, success_floor, trial_floor
-from trialscore.stats.intervals import Interval, item_interval
+from trialscore.stats._effort import ItemTotals, ratio_interval, success_floor, trial_floor
+from trialscore.stats._intervals import Interval, item_interval
 
 __all__ = ["Front", "FrontPoint", "cost_success_front", "dominated"]
 
@@ -159,10 +159,10 @@ def cost_success_front(
 ) -> Front:
     """Pass rate and cost per task of each target with intervals, and its probability of being on the front.
 
-    ``runs`` maps each target's name to its :func:`~trialscore.stats.effort.item_totals` (of the
+    ``runs`` maps each target's name to its :func:`~trialscore.stats._effort.item_totals` (of the
     trials' costs).  Formulas in the module docstring.
 
-    >>> from trialscore.stats.effort import item_totals
+    >>> from trialscore.stats._effort import item_totals
     >>> items = [i // 3 for i in range(120)]
     >>> rng = np.random.default_rng(0)
     >>> def run(rate, cost):

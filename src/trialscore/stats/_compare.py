@@ -32,7 +32,7 @@ two tests answer two questions (``estimand``, stated in every result):
   or unequal trial counts (docs/stats.md: a floor at the noisier run's noise, the
   rule before, cost 3-7 points of power with 10 trials against 3).
 * ``"items"``: did *these* items' pass rates change?  The re-split permutation test
-  of :mod:`trialscore.stats.permutation` (0/1 trials): exact for any number of
+  of :mod:`trialscore.stats._permutation` (0/1 trials): exact for any number of
   items and trials, and more powerful with few items of several trials each.
 
 The verdict is read off the interval (stated in every result): ``identical`` when
@@ -44,7 +44,7 @@ detectable effect at 80% power is that of this test.  A difference of scores in
 [0, 1] lies in [-1, 1]: intervals are clipped there (``interval.clipped_to`` and a
 note say so), and a design whose MDE exceeds 1 has ``mde=None`` and a note "too
 few items to test".  The sign-flip p-value
-(:func:`~trialscore.stats.permutation.sign_flip_p_value`) is reported as an extra,
+(:func:`~trialscore.stats._permutation.sign_flip_p_value`) is reported as an extra,
 never the verdict's rule: on tied, discrete differences it is conservative.  Items
 present in only one run are listed in the result, never silently dropped.
 
@@ -57,7 +57,7 @@ two-sided t-test at :math:`G - 1` degrees of freedom behind the verdict.
 **Unpaired** (:func:`compare_unpaired`, different item sets): Welch's
 t-interval and test on the two sets of per-item values, each run's variance
 floored by its mean trial noise; the verdict is read off the interval in the same
-way.  Bayes@N comparisons are in :mod:`trialscore.stats.compare_bayes`.
+way.  Bayes@N comparisons are in :mod:`trialscore.stats._compare_bayes`.
 
 References
 ----------
@@ -83,10 +83,10 @@ from trialscore.core.bank import Bank
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, InsufficientDataError, parameter, worded
 from trialscore.stats import _scipy
+from trialscore.stats._intervals import Interval, clustered_interval
 from trialscore.stats._pairing import Items, Run, matched, run_items
-from trialscore.stats.intervals import Interval, clustered_interval
-from trialscore.stats.permutation import resplit_test, sign_flip_p_value
-from trialscore.stats.power import bounded_effect
+from trialscore.stats._permutation import resplit_test, sign_flip_p_value
+from trialscore.stats._power import bounded_effect
 
 __all__ = [
     "ESTIMANDS",
@@ -288,7 +288,7 @@ def compare_paired(
     paired-t interval; the sign-flip p-value (``permutations`` seeded sign patterns
     when exact enumeration is too large) is reported beside it, and ``permutations=0``
     skips it.  ``estimand="items"``: the re-split permutation test of these items
-    (:func:`~trialscore.stats.permutation.resplit_test`, 0/1 trials only) with
+    (:func:`~trialscore.stats._permutation.resplit_test`, 0/1 trials only) with
     ``permutations`` seeded re-splits gives the p-value, the interval and the verdict.
 
     Two items whose differences agree get an interval from trial noise, never a

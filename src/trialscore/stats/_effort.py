@@ -72,7 +72,7 @@ from trialscore._validate import check_choice, check_probability
 from trialscore._words import plural
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
-from trialscore.stats.intervals import Interval
+from trialscore.stats._intervals import Interval
 
 __all__ = [
     "FLOOR_SHARE",

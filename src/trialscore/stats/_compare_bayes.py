@@ -26,8 +26,8 @@ from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
 from trialscore.core.metrics import MetricLike, resolve_metric
 from trialscore.stats import _scipy
-from trialscore.stats.compare import Run, compare_paired
-from trialscore.stats.intervals import Interval, bayes_interval
+from trialscore.stats._compare import Run, compare_paired
+from trialscore.stats._intervals import Interval, bayes_interval
 
 __all__ = ["BayesComparison", "beat_probability", "compare_bayes"]
 

@@ -50,7 +50,7 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._record import Record
 from trialscore._validate import check_integer, check_probability, check_real
 from trialscore.errors import EvaluationError, InsufficientDataError
-from trialscore.stats.intervals import normal_quantile
+from trialscore.stats._intervals import normal_quantile
 
 __all__ = ["JudgeBudget", "JudgeDesign", "JudgeVariance", "judge_variance", "plan_judge_budget"]
 

@@ -32,7 +32,7 @@ Two methods:
   error uses ``ddof=1`` with :math:`r_i = y_i - \lambda_{-i} f_i` and the mean
   :math:`\bar\lambda`.  A pass rate's interval is then Wilson's score interval at the effective
   number of labels :math:`n_{\text{eff}} = \hat\theta(1-\hat\theta)/\widehat{\mathrm{SE}}^2` with
-  the :math:`t_{n-1}` quantile (the shape of the default interval, :mod:`~trialscore.stats.intervals`,
+  the :math:`t_{n-1}` quantile (the shape of the default interval, :mod:`~trialscore.stats._intervals`,
   which bends toward the middle near 0 and 1 where the item values are skewed); a paired
   difference gets :math:`\hat\theta \pm t_{n-1}\widehat{\mathrm{SE}}`.
 
@@ -59,8 +59,8 @@ from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.core.estimators import state_scores
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import _scipy
+from trialscore.stats._intervals import Interval, normal_quantile
 from trialscore.stats._noise import state_noise_variances
-from trialscore.stats.intervals import Interval, normal_quantile
 
 __all__ = ["ItemValues", "item_values", "ppi_interval", "ppi_paired_interval"]
 

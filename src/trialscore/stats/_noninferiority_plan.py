@@ -1,6 +1,6 @@
 r"""How many items and trials does "is the candidate no worse?" need?  Plans of the non-inferiority tests.
 
-Both tests of :mod:`trialscore.stats.noninferiority` read a one-sided bound of a t interval
+Both tests of :mod:`trialscore.stats._noninferiority` read a one-sided bound of a t interval
 (df = items - 1) against the margin line, so a design's power is that of the one-sided t-test
 with noncentrality :math:`\lambda = D / \mathrm{SE}`, :math:`D` the distance of the truth from the
 line:
@@ -14,7 +14,7 @@ the smallest ``M`` (or ``K``) reaching the power asked is the plan.
 **Scores** (:func:`plan_non_inferiority`): :math:`D = \delta + \Delta` with :math:`\delta` the
 true candidate - baseline (``expected``, 0 by default: the candidate truly as good) and
 :math:`\mathrm{SE}^2 = (\omega^2 + (\sigma_A^2 + \sigma_B^2)/K)/M`, the variance components of
-:mod:`trialscore.stats.plan`: from an assumed ``pass_rate`` (item pass rates Beta-distributed with
+:mod:`trialscore.stats._plan`: from an assumed ``pass_rate`` (item pass rates Beta-distributed with
 a between-item ``spread``, default 0.5), or estimated from a ``pilot`` run (its mean pass rate and
 spread; a graded pilot its own variances) or a paired pilot of both runs (every component).
 
@@ -23,7 +23,7 @@ spread; a graded pilot its own variances) or a paired pilot of both runs (every 
 (``expected``, 1 by default) and :math:`\mathrm{SE}^2 = s^2/M`, :math:`s^2` the per-item variance
 of the paired log ratio of the two runs' cost per success.  How the two runs' costs move together
 item by item is what sets :math:`s^2`, so it comes from a paired pilot of both runs: the
-variance :func:`~trialscore.stats.ratio_compare.paired_ratio` gives on the pilot's ``m`` shared
+variance :func:`~trialscore.stats._ratio_compare.paired_ratio` gives on the pilot's ``m`` shared
 items (the jackknife over items, floored by trial noise) times ``m``.  The power is averaged over
 the pilot's uncertainty about :math:`s^2` (heavy-tailed costs make a small pilot's variance skewed
 low).  The plan keeps the pilot's trials per item (the variance is measured at that many).
@@ -53,10 +53,10 @@ from trialscore._words import plural
 from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, parameter
 from trialscore.stats import _scipy
-from trialscore.stats.effort import ItemTotals
-from trialscore.stats.noninferiority import check_alpha, check_margin
-from trialscore.stats.plan import _from_pass_rate, _from_pilot, _pilot_trials
-from trialscore.stats.ratio_compare import paired_ratio, shared_rows
+from trialscore.stats._effort import ItemTotals
+from trialscore.stats._noninferiority import check_alpha, check_margin
+from trialscore.stats._plan import _from_pass_rate, _from_pilot, _pilot_trials
+from trialscore.stats._ratio_compare import paired_ratio, shared_rows
 
 __all__ = ["NonInferiorityPlan", "plan_cost_non_inferiority", "plan_non_inferiority"]
 
@@ -133,10 +133,10 @@ def plan_non_inferiority(
     """Items (or trials) a non-inferiority test of pass rates needs to pass when the truth is ``expected``.
 
     Give exactly one of ``pass_rate`` (the baseline's mean pass rate, with ``spread``, the
-    between-item share of its variance, default 0.5: :data:`trialscore.stats.plan.DEFAULT_SPREAD`)
+    between-item share of its variance, default 0.5: :data:`trialscore.stats._plan.DEFAULT_SPREAD`)
     or ``pilot`` (a pilot run, which estimates both; add ``pilot_candidate`` for a paired pilot of
     both runs, which estimates every variance component), the item model of
-    :mod:`trialscore.stats.plan`.  ``expected`` is the true candidate - baseline (0: as good; it
+    :mod:`trialscore.stats._plan`.  ``expected`` is the true candidate - baseline (0: as good; it
     must be above ``-margin``); ``alpha`` the one-sided level.  Give ``trials`` (default: 1 for a
     pass rate, the pilot's trials per item for a pilot) for the items needed, ``items`` for the
     trials needed, or both for the power of that design.
@@ -254,7 +254,7 @@ def plan_cost_non_inferiority(
 ) -> NonInferiorityPlan:
     r"""Items "no more expensive than" needs to pass when the true ratio candidate / baseline is ``expected``.
 
-        ``pilot`` and ``pilot_candidate`` are :func:`~trialscore.stats.effort.item_totals` of a pilot of
+        ``pilot`` and ``pilot_candidate`` are :func:`~trialscore.stats._effort.item_totals` of a pilot of
         each run on the same items, where the per-item variance :math:`s^2` of the paired log ratio is
         measured (module docstring); ``margin`` is relative (0.1: 10% dearer still passes), ``expected``
         must be below ``1 + margin``; ``alpha`` the one-sided level.  Without ``items`` the items needed
@@ -271,7 +271,7 @@ def plan_cost_non_inferiority(
         (at least 3, a normal sample's: :math:`
     u \le m - 1`).
 
-        >>> from trialscore.stats.effort import item_totals
+        >>> from trialscore.stats._effort import item_totals
         >>> items = [i // 2 for i in range(60)]
         >>> costs = [1.0, 2.0, 0.5, 1.5, 3.0, 1.0] * 10
         >>> old = item_totals(items, [1, 0, 1, 1, 0, 1] * 10, costs)
