@@ -46,10 +46,12 @@ def answer(case, seed):
     _log("started.log", f"{os.getpid()} {case.id} {seed}")
     mode = case.metadata.get("mode")
     if mode == "die-once" and _first("died"):
+        _log("died.log", f"{os.getpid()} {case.id} {seed}")  # which call died (two may start case-2 at once)
         os.kill(os.getpid(), signal.SIGKILL)
     if mode == "die-always":
         os.kill(os.getpid(), signal.SIGKILL)
     if mode == "hang-once" and _first("hung"):
+        _log("hung.log", f"{os.getpid()} {case.id} {seed}")
         os.kill(os.getpid(), signal.SIGSTOP)
     time.sleep(case.metadata.get("sleep", 0.01))
     _log("spans.log", f"{start} {time.time()}")
@@ -110,10 +112,11 @@ def stored(store: Path) -> list[tuple[str, int]]:
             return []
 
 
-def calls(tmp_path: Path) -> list[tuple[int, str, int]]:
-    """(pid, case, trial) of every call of the agent, in order."""
+def calls(tmp_path: Path, log: str = "started.log") -> list[tuple[int, str, int]]:
+    """(pid, case, trial) of every call of the agent, in order (``died.log`` / ``hung.log``: the call that
+    killed or stopped its worker)."""
     seeds = {(f"case-{i}", trial_seed(SEED, f"case-{i}", t)): t for i in range(50) for t in range(50)}
     return [
         (int(pid), case, seeds[(case, int(seed))])
-        for pid, case, seed in (line.split() for line in (tmp_path / "started.log").read_text().splitlines())
+        for pid, case, seed in (line.split() for line in (tmp_path / log).read_text().splitlines())
     ]

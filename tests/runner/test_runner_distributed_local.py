@@ -42,10 +42,10 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path) ->
     assert len(keys) == 24 and len(set(keys)) == 24  # every trial once
     assert all(record.verdict != "error" for record in report.records)
     ran = calls(tmp_path)
-    death = next(index for index, (_, case, _) in enumerate(ran) if case == "case-2")
-    killed = ran[death][0]
+    ((killed, case, trial),) = calls(tmp_path, "died.log")
+    death = ran.index((killed, case, trial))
     assert killed not in {pid for pid, _, _ in ran[death + 1 :]}  # it died on that call ...
-    assert ("case-2", ran[death][2]) in {(case, trial) for pid, case, trial in ran[death + 1 :]}  # ... re-run
+    assert (case, trial) in {(c, t) for pid, c, t in ran[death + 1 :]}  # ... which was run again
     assert outcomes(report.records) == outcomes(run(suite, tmp_path / "one.sqlite", None).records)
 
 
@@ -67,7 +67,7 @@ def test_a_hung_worker_loses_its_leases_when_they_expire(tmp_path: Path) -> None
     # the stopped worker never answers: the run completes only because its lease expired
     assert report.completed and len(report.records) == 8
     assert len(set(stored(tmp_path / "s.sqlite"))) == 8
-    hung = next(pid for pid, case, _ in calls(tmp_path) if case == "case-1")
+    ((hung, _, _),) = calls(tmp_path, "hung.log")
     with pytest.raises(ProcessLookupError):  # the stopped worker was killed, not left behind
         for _ in range(50):
             os.kill(hung, 0)
