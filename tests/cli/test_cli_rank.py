@@ -221,7 +221,8 @@ def test_errored_trials_follow_the_error_policy(tmp_path: Path) -> None:
             "rank --pareto needs each trial's cost (a cost_usd or cost column): the inputs carry none",
         ),
         (["--metric", "cost-per-success"], "rank --metric cost-per-success needs each trial's cost"),
-        (["--pareto", "--metric", "pass@k"], "--pareto places each model by its pass rate and cost"),
+        (["--pareto", "--metric", "pass@k"], "not by a ranked metric; got --metric (drop them"),
+        (["--pareto", "--k", "3", "--ci", "wilson"], "not by a ranked metric; got --k, --ci (drop them"),
         (["--pareto", "--resamples", "10"], "--resamples must be at least 100 with --pareto"),
     ],
 )

@@ -200,10 +200,13 @@ def rank(
         if not groups_by:
             raise EvaluationError("--by must name the column(s) that identify a model; got none")
         if pareto:
-            if metric is not None:
+            ranked = {"--metric": metric, "--k": k, "--tau": tau != 0.5, "--method": method != "competition",
+                      "--tol": tol != 1e-12, "--ci": ci != "auto"}  # fmt: skip
+            given = [flag for flag, value in ranked.items() if value not in (None, False)]
+            if given:
                 raise EvaluationError(
-                    f"--pareto places each model by its pass rate and cost, not by a metric; got --metric "
-                    f"{metric} (drop one of them)"
+                    f"--pareto places each model by its pass rate and cost, not by a ranked metric; got "
+                    f"{', '.join(given)} (drop them, or drop --pareto)"
                 )
             report = _pareto(files, groups_by, by_given, read, level, resamples, seed)
         elif needs_detail([metric or DEFAULT_METRIC]):
