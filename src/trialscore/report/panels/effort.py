@@ -32,8 +32,16 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from trialscore.report._numbers import number
-from trialscore.report._svg import _CHAR, _FONT, _LEGEND_ENTRY, _PLOT, _TOP, _points, _y
-from trialscore.report._svg import _WIDTH as _CHART_WIDTH
+from trialscore.report._svg import (
+    CHAR_WIDTH,
+    CHART_WIDTH,
+    FONT_SIZE,
+    LEGEND_ENTRY,
+    PLOT_HEIGHT,
+    PLOT_TOP,
+    points_of,
+    y_of,
+)
 from trialscore.report.panel import Built, Panel
 
 if TYPE_CHECKING:
@@ -52,7 +60,7 @@ QUANTITIES = (("cost", "USD"), ("latency", "s"), ("tokens", "tokens"), ("steps",
 NAMED = 5
 #: The chart's width (the report's charts' own, so its text stays readable in the narrowest card), and
 #: the least left and right margins of its plot.
-_WIDTH, _LEFT, _RIGHT = float(_CHART_WIDTH), 40.0, 16.0
+_WIDTH, _LEFT, _RIGHT = float(CHART_WIDTH), 40.0, 16.0
 
 
 def _bounds(interval: Interval | None, digits: int = 3) -> dict[str, str] | None:
@@ -87,7 +95,7 @@ class _Axis:
     def of(cls, lows: Sequence[float], highs: Sequence[float]) -> _Axis:
         lo, hi = min(lows), max(highs)
         axis = cls(lo / 1.25, hi * 1.25, True) if lo > 0 else cls(0.0, hi * 1.05 if hi > 0 else 1.0, False)
-        half = max(len(number(tick, 2)) for tick in axis.ticks()) * _CHAR / 2 + 6
+        half = max(len(number(tick, 2)) for tick in axis.ticks()) * CHAR_WIDTH / 2 + 6
         return dataclasses.replace(axis, left=max(_LEFT, half), right=max(_RIGHT, half))
 
     def x(self, value: float) -> float:
@@ -129,9 +137,9 @@ def front_chart(points: Sequence[FrontPoint], title: str) -> Markup:
     as bars, the observed front ringed and joined cheapest first, as safe markup."""
     axis = _Axis.of([p.cost_per_task.low for p in points], [p.cost_per_task.high for p in points])
     left, right = axis.left, _WIDTH - axis.right
-    per_row = max(1, int((_WIDTH - left) // _LEGEND_ENTRY))
-    bottom = _TOP + _PLOT
-    height = bottom + 2.6 * _FONT + 1.6 * _FONT * math.ceil(min(len(points), 8) / per_row) + 8
+    per_row = max(1, int((_WIDTH - left) // LEGEND_ENTRY))
+    bottom = PLOT_TOP + PLOT_HEIGHT
+    height = bottom + 2.6 * FONT_SIZE + 1.6 * FONT_SIZE * math.ceil(min(len(points), 8) / per_row) + 8
     parts = [
         f'<svg class="chart front" width="{_WIDTH:g}" height="{height:g}" '
         f'viewBox="0 0 {_WIDTH:g} {height:g}" role="img" xmlns="http://www.w3.org/2000/svg">',
@@ -139,24 +147,24 @@ def front_chart(points: Sequence[FrontPoint], title: str) -> Markup:
     ]
     for share in (0.0, 0.5, 1.0):
         parts += [
-            _line("grid", left, _y(share), right, _y(share)),
-            _text(left - 4, _y(share) + 4, f"{share:g}", "end"),
+            _line("grid", left, y_of(share), right, y_of(share)),
+            _text(left - 4, y_of(share) + 4, f"{share:g}", "end"),
         ]
     for tick in axis.ticks():
         x = axis.x(tick)
-        parts += [_line("grid", x, _TOP, x, bottom), _text(x, bottom + 1.3 * _FONT, number(tick, 2))]
+        parts += [_line("grid", x, PLOT_TOP, x, bottom), _text(x, bottom + 1.3 * FONT_SIZE, number(tick, 2))]
     scale = ", log scale" if axis.log else ""
-    parts.append(_text((left + right) / 2, bottom + 2.6 * _FONT, f"cost per task (USD{scale})"))
+    parts.append(_text((left + right) / 2, bottom + 2.6 * FONT_SIZE, f"cost per task (USD{scale})"))
     front = sorted((p for p in points if p.on_front), key=lambda p: p.cost_per_task.estimate)
-    joined = _points([(axis.x(p.cost_per_task.estimate), _y(p.pass_rate.estimate)) for p in front])
+    joined = points_of([(axis.x(p.cost_per_task.estimate), y_of(p.pass_rate.estimate)) for p in front])
     parts.append(f'<polyline class="front-line grid" stroke-dasharray="4 3" fill="none" points="{joined}"/>')
     for index, point in enumerate(points):
         style = f"line s{index % 6}"
         rate, cost = point.pass_rate, point.cost_per_task
-        x, y = axis.x(cost.estimate), _y(rate.estimate)
+        x, y = axis.x(cost.estimate), y_of(rate.estimate)
         parts += [
             f'<g class="target"><title>{escape(point.target)}</title>',
-            _line(style, x, _y(rate.low), x, _y(rate.high)),
+            _line(style, x, y_of(rate.low), x, y_of(rate.high)),
             _line(style, axis.x(cost.low), y, axis.x(cost.high), y),
             f'<circle class="dot s{index % 6}" cx="{x:.1f}" cy="{y:.1f}" r="3"/>',
             f'<circle class="ring {style}" cx="{x:.1f}" cy="{y:.1f}" r="6.5"/>' if point.on_front else "",
@@ -164,8 +172,8 @@ def front_chart(points: Sequence[FrontPoint], title: str) -> Markup:
         ]
         if index >= 8:  # the legend holds 8 names; the table under the chart names every target
             continue
-        legend_x = left + _LEGEND_ENTRY * (index % per_row)
-        legend_y = bottom + 4.2 * _FONT + 1.6 * _FONT * (index // per_row)
+        legend_x = left + LEGEND_ENTRY * (index % per_row)
+        legend_y = bottom + 4.2 * FONT_SIZE + 1.6 * FONT_SIZE * (index // per_row)
         parts.append(
             f'<rect class="key s{index % 6}" x="{legend_x:g}" y="{legend_y - 10:g}" width="10" height="10"/>'
             + _text(legend_x + 14, legend_y, point.target[:16], "start")
