@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from trialscore.cli._options import stored_or_given
 from trialscore.cli._render import Report, Section
 from trialscore.errors import EvaluationError
 
@@ -25,18 +26,9 @@ if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
     from trialscore.results.judge_split import JudgeSplit
     from trialscore.results.labels import HumanLabels, LabelledBanks
-    from trialscore.results.readers import RecordSource
     from trialscore.stats._intervals import Interval
 
-__all__ = ["Extras", "compare_extras", "resolved", "score_extras"]
-
-
-def resolved(files: Sequence[Path], read: ReadOptions) -> list[Path | str | RecordSource]:
-    """``files`` as the reading commands take them: URLs and globs as given, every name that is no
-    path read from the run store (a run id, latest, latest~N)."""
-    from trialscore.cli._options import stored_or_given
-
-    return stored_or_given(files, read)
+__all__ = ["Extras", "compare_extras", "score_extras"]
 
 
 @dataclass
@@ -283,7 +275,7 @@ def score_extras(
     from trialscore.results.judged import JUDGE_ONLY, judged_inputs, trial_records
 
     _one_verdict(read, human is not None)
-    inputs = resolved(files, read)
+    inputs = stored_or_given(files, read)
     extras = _human_score(files, by, read, human, ks, level) if human is not None else Extras()
     if not judged_inputs(inputs):
         return extras
@@ -327,7 +319,7 @@ def compare_extras(
 
     if not humans:
         extras = Extras()
-        if judged_inputs(resolved([baseline, candidate], read)):
+        if judged_inputs(stored_or_given([baseline, candidate], read)):
             extras.payload["calibration"] = JUDGE_ONLY
             extras.footer.append(f"{JUDGE_ONLY} (compare --human LABELS corrects it)")
         return extras
@@ -454,7 +446,7 @@ def budget_report(
     from trialscore.results.judged import trial_records
     from trialscore.stats._judge_noise import plan_judge_budget
 
-    (source,) = resolved([pilot], read)
+    (source,) = stored_or_given([pilot], read)
     found = trial_records(source)
     if found is None:
         raise EvaluationError(

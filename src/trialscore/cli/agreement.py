@@ -179,10 +179,10 @@ def agreement(
     Example: trialscore agreement run-folder/ --format json
     """
     with bad_input():
-        from trialscore.cli._judged import resolved
+        from trialscore.cli._options import stored_or_given
         from trialscore.results.judged import read_grades
 
-        inputs = resolved(files, read)
+        inputs = stored_or_given(files, read)
         sets = read_grades(
             inputs,
             judge_col=judge_col,

@@ -40,14 +40,13 @@ def label(
     """
     with bad_input():
         from trialscore._files import write_atomic
-        from trialscore.cli._judged import resolved
-        from trialscore.cli._options import ReadOptions
+        from trialscore.cli._options import ReadOptions, stored_or_given
         from trialscore.report.asked import read_asked
         from trialscore.report.label_page import label_model, render_label_page
         from trialscore.results.formats import run_folder
         from trialscore.results.judged import trial_records
 
-        (source,) = resolved([run], ReadOptions(store=store))
+        (source,) = stored_or_given([run], ReadOptions(store=store))
         found = trial_records(source)
         if found is None:
             raise EvaluationError(

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 
 from trialscore.cli._app import app, console, errors
-from trialscore.cli._options import ReadOptions, bad_input, reading_options, split
+from trialscore.cli._options import ReadOptions, bad_input, reading_options, split, stored_or_given
 from trialscore.errors import EvaluationError
 
 if TYPE_CHECKING:
     from trialscore.report.runs import RunData
+    from trialscore.results.readers import RecordSource
 
 __all__ = ["report"]
 
@@ -38,15 +39,17 @@ def _dates(text: str | None) -> tuple[date, ...] | None:
     return tuple(out)
 
 
-def _read(path: Path, read: ReadOptions, detail: bool | Literal["outputs"] = False) -> RunData:
-    """One run; ``detail``: with each trial's detail (the reported run's drawer shows it), or
-    ``"outputs"``: with its outputs (a baseline's, for the diffs)."""
-    from trialscore.cli._options import stored_or_given, warn_skipped_rows
+def _read(
+    source: Path | str | RecordSource, read: ReadOptions, detail: bool | Literal["outputs"] = False
+) -> RunData:
+    """One run, as :func:`~trialscore.cli._options.stored_or_given` resolved it; ``detail``: with each
+    trial's detail (the reported run's drawer shows it), or ``"outputs"``: with its outputs (a
+    baseline's, for the diffs)."""
+    from trialscore.cli._options import warn_skipped_rows
     from trialscore.report.runs import read_run
     from trialscore.results.readers import RecordSource
 
     columns = read.columns()
-    (source,) = stored_or_given([path], read)
     if not isinstance(source, RecordSource):  # a path, a glob or a URL
         run = read_run(
             source, columns, read.skip_invalid, read.input_format, detail=detail, scorer=read.scorer
@@ -124,10 +127,12 @@ def report(
         from trialscore.report import ReportSettings, write_report
 
         settings = ReportSettings(by=by.value, level=level, errors=read.errors.value, dates=_dates(dates))
-        loaded = [_read(path, read, detail=index == len(runs) - 1) for index, path in enumerate(runs)]
-        base = None if baseline is None else _read(baseline, read, detail="outputs")
-        from trialscore.cli._judged import resolved
-
-        (judged,) = resolved([runs[-1]], read)  # the judges panel reads the runner's records
-        path = write_report(out, loaded, base, settings, judged=judged, human=human)
+        sources = stored_or_given([*runs, *([] if baseline is None else [baseline])], read)
+        reported = sources[len(runs) - 1]  # the judges panel reads its records too
+        loaded = [
+            _read(source, read, detail=index == len(runs) - 1)
+            for index, source in enumerate(sources[: len(runs)])
+        ]
+        base = None if baseline is None else _read(sources[-1], read, detail="outputs")
+        path = write_report(out, loaded, base, settings, judged=reported, human=human)
     console.print(f"report: {path}", markup=False, highlight=False, soft_wrap=True)
