@@ -144,8 +144,10 @@ def _front_shares(
     for start in range(0, replicates, block):
         size = min(block, replicates - start)
         weights = rng.multinomial(items, np.full(items, 1.0 / items), size=size).astype(np.float64)
-        boot_rates = weights @ rates / items
-        boot_costs = (weights @ costs) / (weights @ tried)
+        # einsum, not BLAS's matmul: BLAS sums in an order that depends on the block's shape, and a
+        # last-digit difference can break a tie on the front; einsum sums each row the same way.
+        boot_rates = np.einsum("ri,it->rt", weights, rates) / items
+        boot_costs = np.einsum("ri,it->rt", weights, costs) / np.einsum("ri,it->rt", weights, tried)
         dominated_count += dominated(boot_rates, boot_costs).sum(axis=0)
     return np.asarray(1.0 - dominated_count / replicates, dtype=np.float64)
 
