@@ -71,7 +71,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -188,12 +188,21 @@ class Comparison(Record):
         )
 
 
-def _verdict(interval: Interval, identical: bool, test: str, metric: Metric) -> tuple[str, str]:
-    """The verdict read off ``interval`` (a rise is an improvement unless lower is better), and its rule."""
+#: When two paired runs are identical (the rule's words).
+SAME_ITEMS = "every compared item scores the same in both runs"
+
+
+def _verdict(
+    interval: Interval, identical: bool, test: str, metric: Metric, same: str = SAME_ITEMS
+) -> tuple[str, str]:
+    """The verdict read off ``interval`` (a rise is an improvement unless lower is better), and its rule.
+
+    ``same`` says in the rule when the runs are ``identical``.
+    """
     level = f"{interval.level * 100:g}%"
     better, worse = ("above", "below") if metric.higher_is_better else ("below", "above")
     rule = (
-        f"identical if every compared item scores the same in both runs; otherwise improvement if the "
+        f"identical if {same}; otherwise improvement if the "
         f"{level} interval of delta lies {better} 0, regression if it lies {worse} 0, else within_noise "
         f"(interval and p from the {test}; p < {1 - interval.level:g} exactly when the interval excludes 0)"
     )
@@ -207,10 +216,12 @@ def _verdict(interval: Interval, identical: bool, test: str, metric: Metric) -> 
     return "within_noise", rule
 
 
-def _normal_p(delta: float, se: float) -> float:
+def _two_sided_p(delta: float, se: float, df: float | None) -> float:
+    """The two-sided p-value of ``delta / se``: Student's t at ``df`` degrees of freedom (None: normal)."""
     if se == 0:
         return 1.0 if delta == 0 else 0.0
-    return float(2 * _scipy.ndtr(-abs(delta) / se))
+    z = -abs(delta) / se
+    return float(2 * (_scipy.ndtr(z) if df is None else _scipy.stdtr(df, z)))
 
 
 def _in_unit(*arrays: FloatArray) -> bool:
@@ -259,6 +270,81 @@ def _few_items_note(items: int) -> tuple[str, ...]:
             f"pass rates ({rate}; docs/stats.md); {exact}, the exact "
             f"test of these items, is more powerful when each item has several trials"
         ),
+    )
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """What a comparison compares: the metric, both runs' items and the values its test reads."""
+
+    metric: str  # as the caller named it
+    resolved: Metric
+    k: int | None
+    alpha: float
+    a: Items
+    b: Items
+    values_a: FloatArray  # the compared values: the paired items' (paired), every item's (unpaired)
+    values_b: FloatArray
+    paired_items: int
+    only_a: tuple[Hashable, ...] = ()
+    only_b: tuple[Hashable, ...] = ()
+    estimand: str = ESTIMANDS["population"]
+
+
+def _comparison(
+    sides: _Sides,
+    design: str,
+    interval: Interval,
+    df: float,
+    test: str,
+    *,
+    identical: bool,
+    unit: bool,
+    tested: int,
+    p_value: float | None = None,
+    method: str | None = None,
+    same: str = SAME_ITEMS,
+    notes: tuple[str, ...] = (),
+    se_floor: float | None = None,
+    sign_flip: tuple[float, str] | tuple[None, None] = (None, None),
+) -> Comparison:
+    """The one builder of a :class:`Comparison`, from the interval of ``delta`` the ``test`` gives.
+
+    ``delta`` and ``se`` are ``interval``'s; from them follow the two-sided t p-value at ``df``
+    degrees of freedom (unless ``p_value`` is another test's, named ``method``), the normal
+    p-value, the MDE (``tested`` units, bounded to [-1, 1] when the scores are in [0, 1], ``unit``),
+    the verdict with its rule, and the notes (after which ``notes`` come).
+    """
+    delta, se = interval.estimate, interval.se
+    assert se is not None  # every comparison's interval carries its SE
+    mde = bounded_effect(se, df, sides.alpha, MDE_POWER, 1.0 if unit else math.inf) if se > 0 else 0.0
+    verdict, rule = _verdict(interval, identical, test, sides.resolved, same)
+    return Comparison(
+        design=design,
+        metric=sides.metric,
+        k=sides.k,
+        baseline=float(sides.values_a.mean()),
+        candidate=float(sides.values_b.mean()),
+        delta=delta,
+        se=se,
+        interval=interval,
+        p_value=_two_sided_p(delta, se, df) if p_value is None else p_value,
+        p_value_method=test if method is None else method,
+        p_value_normal=_two_sided_p(delta, se, None),
+        mde=mde,
+        alpha=sides.alpha,
+        verdict=verdict,
+        rule=rule,
+        items_baseline=int(sides.a.values.size),
+        items_candidate=int(sides.b.values.size),
+        paired_items=sides.paired_items,
+        only_in_baseline=sides.only_a,
+        only_in_candidate=sides.only_b,
+        se_floor=se_floor,
+        p_value_sign_flip=sign_flip[0],
+        sign_flip_method=sign_flip[1],
+        estimand=sides.estimand,
+        notes=_notes(interval, mde, tested, unit) + notes,
     )
 
 
@@ -321,25 +407,16 @@ def compare_paired(
             got=int(rows_a.size),
         )
     paired_a, paired_b = a.values[rows_a], b.values[rows_b]
+    sides = _Sides(
+        str(metric), resolved, k, alpha, a, b, paired_a, paired_b, int(rows_a.size), only_a, only_b,
+        ESTIMANDS[estimand],
+    )  # fmt: skip
     differences = paired_b - paired_a
     items = int(differences.size)
-    unit = _in_unit(paired_a, paired_b)
-    shared: dict[str, Any] = {
-        "metric": str(metric),
-        "k": k,
-        "baseline": float(paired_a.mean()),
-        "candidate": float(paired_b.mean()),
-        "alpha": alpha,
-        "items_baseline": int(a.values.size),
-        "items_candidate": int(b.values.size),
-        "paired_items": items,
-        "only_in_baseline": only_a,
-        "only_in_candidate": only_b,
-        "estimand": ESTIMANDS[estimand],
-    }
     identical = bool(np.all(differences == 0))
     if estimand == "items":
-        return _these_items(a, b, rows_a, rows_b, resolved, k, tau, identical, shared, permutations, seed)
+        return _these_items(sides, rows_a, rows_b, tau, identical, permutations, seed)
+    unit = _in_unit(paired_a, paired_b)
     delta = float(differences.mean())
     spread = float(differences.var(ddof=1))
     floor = _floor(a.noise[rows_a], b.noise[rows_b])
@@ -348,55 +425,35 @@ def compare_paired(
     half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
     interval = _bounded(delta, half, half, alpha, "paired t", items, se, unit)
     test = f"paired t-test (df = items - 1) with the SE floored at {FLOOR_SHARE:g} of both runs' trial noise"
-    method = f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")")
-    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
-    sign_flip, sign_flip_method = (
-        sign_flip_p_value(differences, permutations, seed) if permutations else (None, None)
-    )
-    verdict, rule = _verdict(interval, identical, test, resolved)
-    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
-    return Comparison(
-        design="paired",
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method=method,
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        verdict=verdict,
-        rule=rule,
+    return _comparison(
+        sides, "paired", interval, df, test,
+        identical=identical, unit=unit, tested=items,
+        method=f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")"),
+        notes=_few_items_note(items),
         se_floor=math.sqrt(floor / items),
-        p_value_sign_flip=sign_flip,
-        sign_flip_method=sign_flip_method,
-        notes=_notes(interval, mde, items, unit) + _few_items_note(items),
-        **shared,
-    )
+        sign_flip=sign_flip_p_value(differences, permutations, seed) if permutations else (None, None),
+    )  # fmt: skip
 
 
 def _these_items(
-    a: Items,
-    b: Items,
+    sides: _Sides,
     rows_a: NDArray[np.int64],
     rows_b: NDArray[np.int64],
-    metric: Metric,
-    k: int | None,
     tau: Tau | None,
     identical: bool,
-    shared: dict[str, Any],
     permutations: int,
     seed: int,
 ) -> Comparison:
     """The paired comparison for these items: the re-split permutation test (0/1 trials)."""
-    for name, run in (("baseline", a), ("candidate", b)):
+    for name, run in (("baseline", sides.a), ("candidate", sides.b)):
         if run.bank is None:
             raise EvaluationError(
                 f"estimand='items' re-splits 0/1 trials between the runs; {name} holds graded scores"
             )
-    bank_a, bank_b = cast("Bank", a.bank), cast("Bank", b.bank)
-    alpha = float(shared["alpha"])
+    bank_a, bank_b = cast("Bank", sides.a.bank), cast("Bank", sides.b.bank)
+    alpha = sides.alpha
     test = resplit_test(
-        bank_a.n[rows_a], bank_a.c[rows_a], bank_b.n[rows_b], bank_b.c[rows_b], metric, k, tau,
+        bank_a.n[rows_a], bank_a.c[rows_a], bank_b.n[rows_b], bank_b.c[rows_b], sides.resolved, sides.k, tau,
         alpha=alpha, permutations=permutations, seed=seed,
     )  # fmt: skip
     items = int(rows_a.size)
@@ -405,22 +462,10 @@ def _these_items(
         test.delta, test.low, test.high, 1 - alpha, "re-split permutation", items, test.sd,
         (-1.0, 1.0) if clipped else None,
     )  # fmt: skip
-    verdict, rule = _verdict(interval, identical, test.method, metric)
-    mde = bounded_effect(test.sd, NORMAL_DF, alpha, MDE_POWER, 1.0)
-    return Comparison(
-        design="paired, these items",
-        delta=test.delta,
-        se=test.sd,
-        interval=interval,
-        p_value=test.p_value,
-        p_value_method=test.method,
-        p_value_normal=_normal_p(test.delta, test.sd),
-        mde=mde,
-        verdict=verdict,
-        rule=rule,
-        notes=_notes(interval, mde, items, True),
-        **shared,
-    )
+    return _comparison(
+        sides, "paired, these items", interval, NORMAL_DF, test.method,
+        identical=identical, unit=True, tested=items, p_value=test.p_value,
+    )  # fmt: skip
 
 
 def compare_unpaired(
@@ -476,38 +521,16 @@ def compare_unpaired(
     if se > 0:
         df = se**4 / (share_a**2 / (values_a.size - 1) + share_b**2 / (values_b.size - 1))
         half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
-        p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se))
-        mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
-    else:  # graded scores, every one equal within each run
-        half, p_value, mde = 0.0, (1.0 if delta == 0 else 0.0), 0.0
+    else:  # graded scores, every one equal within each run: no test, the difference is exact
+        df, half = math.inf, 0.0
     interval = _bounded(delta, half, half, alpha, "welch t", int(values_a.size + values_b.size), se, unit)
     identical = values_a.size == values_b.size and bool(np.array_equal(np.sort(values_a), np.sort(values_b)))
-    verdict, rule = _verdict(
-        interval, identical, "Welch t-test, each run's variance floored by its trial noise", resolved
-    )
-    return Comparison(
-        design="unpaired",
-        metric=str(metric),
-        k=k,
-        baseline=float(values_a.mean()),
-        candidate=float(values_b.mean()),
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method="welch t",
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        alpha=alpha,
-        verdict=verdict,
-        rule=rule.replace(
-            "every compared item scores the same in both runs", "both runs have the same item values"
-        ),
-        items_baseline=int(values_a.size),
-        items_candidate=int(values_b.size),
-        paired_items=0,
-        notes=_notes(interval, mde, int(min(values_a.size, values_b.size)), unit),
-    )
+    return _comparison(
+        _Sides(str(metric), resolved, k, alpha, a, b, values_a, values_b, 0),
+        "unpaired", interval, df, "Welch t-test, each run's variance floored by its trial noise",
+        identical=identical, unit=unit, tested=int(min(values_a.size, values_b.size)),
+        method="welch t", same="both runs have the same item values",
+    )  # fmt: skip
 
 
 def compare_clustered(
@@ -568,31 +591,9 @@ def compare_clustered(
     delta, se, df = clustered.estimate, float(clustered.se or 0.0), len(set(keys)) - 1
     half = clustered.high - delta
     interval = _bounded(delta, half, half, alpha, f"paired {clustered.method}", clustered.n, se, unit)
-    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
-    test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
-    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test, resolved)
-    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf) if se > 0 else 0.0
-    return Comparison(
-        design="paired, clustered",
-        metric=str(metric),
-        k=k,
-        baseline=float(paired_a.mean()),
-        candidate=float(paired_b.mean()),
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method=test,
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        alpha=alpha,
-        verdict=verdict,
-        rule=rule,
-        items_baseline=int(a.values.size),
-        items_candidate=int(b.values.size),
-        paired_items=len(shared),
-        only_in_baseline=only_a,
-        only_in_candidate=only_b,
-        se_floor=floor,
-        notes=_notes(interval, mde, df + 1, unit),
-    )
+    return _comparison(
+        _Sides(str(metric), resolved, k, alpha, a, b, paired_a, paired_b, len(shared), only_a, only_b),
+        "paired, clustered", interval, df,
+        f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise",
+        identical=bool(np.all(differences == 0)), unit=unit, tested=df + 1, se_floor=floor,
+    )  # fmt: skip
