@@ -13,9 +13,9 @@ estimators the field uses:
 from importlib import import_module
 from typing import Any
 
-# The exceptions and the estimators' names are light and always at hand; everything else loads on first use (below), so that
-# importing a submodule (``trialscore.pytest_plugin``, which pytest loads in every session of an
-# environment where trialscore is installed) does not import NumPy.
+# The exceptions and the estimators' names are light and always at hand; everything else loads on
+# first use (below), so that importing a submodule (``trialscore.pytest_plugin``, which pytest loads
+# in every session of an environment where trialscore is installed) does not import NumPy.
 from trialscore.core import TOP_LEVEL_ESTIMATORS
 from trialscore.errors import (
     EvaluationError,
