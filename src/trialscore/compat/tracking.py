@@ -43,7 +43,8 @@ from trialscore.compat.advice import Advice
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.stats._compare import Comparison, Run, compare_paired, compare_unpaired
+from trialscore.stats._compare import Run, compare_paired, compare_unpaired
+from trialscore.stats._comparison import Comparison
 from trialscore.stats._trend import HistoryTrend, history_trend
 
 __all__ = ["CategorySnapshot", "track_category", "trend_advice"]
