@@ -13,9 +13,10 @@ estimators the field uses:
 from importlib import import_module
 from typing import Any
 
-# The exceptions are light and always at hand; everything else loads on first use (below), so that
-# importing a submodule (``trialscore.pytest_plugin``, which pytest loads in every session of an
-# environment where trialscore is installed) does not import NumPy.
+# The exceptions and the estimators' names are light and always at hand; everything else loads on
+# first use (below), so that importing a submodule (``trialscore.pytest_plugin``, which pytest loads
+# in every session of an environment where trialscore is installed) does not import NumPy.
+from trialscore.core import TOP_LEVEL_ESTIMATORS
 from trialscore.errors import (
     EvaluationError,
     GraderError,
@@ -29,23 +30,7 @@ from trialscore.errors import (
 
 _CORE = {
     "trialscore.core.bank": ("Bank", "CategoryBank"),
-    "trialscore.core.estimators": (
-        "PassCurve",
-        "avg",
-        "bayes",
-        "estimator_by_name",
-        "g_pass_at_k",
-        "g_pass_at_k_tao",
-        "g_pass_at_k_tau",
-        "item_scores",
-        "maj_at_k",
-        "mg_pass_at_k",
-        "pass_at_k",
-        "pass_curve",
-        "pass_hat_k",
-        "state_scores",
-        "tau_threshold",
-    ),
+    "trialscore.core.estimators": TOP_LEVEL_ESTIMATORS,
     "trialscore.core.metrics": ("METRICS", "Metric", "metric_names", "resolve_metric"),
     "trialscore.ranking": (
         "Ranking",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from trialscore._words import plural
 from trialscore.core.metrics import resolve_metric
-from trialscore.errors import InsufficientDataError
+from trialscore.errors import EvaluationError, InsufficientDataError
 
 if TYPE_CHECKING:
     from trialscore.results.counts import ItemCounts
@@ -26,6 +26,7 @@ __all__ = [
     "NAMED",
     "GroupPerSuccess",
     "PerSuccessScore",
+    "carried",
     "needs_detail",
     "per_success_groups",
     "score_per_success",
@@ -39,6 +40,23 @@ NAMED = 5
 def needs_detail(names: Sequence[str]) -> bool:
     """Whether any of the metric names is one of trial values (so the trials' detail must be read)."""
     return any(resolve_metric(name, trial_values=True).needs == "trial values" for name in names)
+
+
+def carried(groups: Sequence[GroupTrials], quantity: str, asked: str) -> None:
+    """Bad input when no trial of any group has a known ``quantity`` (``asked``: the command and option
+    that need it)."""
+    import numpy as np
+
+    from trialscore.results.trials import TRIAL_FIELDS
+
+    if any(np.isfinite(group.values[quantity]).any() for group in groups):
+        return
+    columns = " or ".join(TRIAL_FIELDS[quantity])
+    trials = sum(len(group.items) for group in groups)
+    raise EvaluationError(
+        f"{asked} needs each trial's {quantity} (a {columns} column): the inputs carry none "
+        f"({plural(trials, 'trial')} of {plural(len(groups), 'model')}, none with a known {quantity})"
+    )
 
 
 def unknown_line(label: str, quantity: str, positions: Sequence[int], group: GroupTrials) -> str:

@@ -20,7 +20,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.text import Text
@@ -29,7 +29,10 @@ from trialscore.cli._app import console
 from trialscore.cli._options import OutputFormat, flagged
 from trialscore.terminal import fitted_table, verdict
 
-__all__ = ["Change", "Report", "Section", "cell", "markdown", "render"]
+if TYPE_CHECKING:
+    from trialscore.stats import Interval
+
+__all__ = ["Change", "Report", "Section", "bounds", "cell", "markdown", "render"]
 
 #: Table columns whose words are verdicts, coloured in the terminal (``terminal.VERDICT_STYLES``).
 VERDICT_COLUMNS = frozenset({"verdict", "trend", "result"})
@@ -98,6 +101,18 @@ def cell(value: object, digits: int = 4) -> str:
     if isinstance(value, float):
         return f"{value:.{digits}g}" if math.isfinite(value) else str(value)
     return str(value)
+
+
+def bounds(interval: Interval | None) -> str | None:
+    """``estimate [low, high]`` of a table cell (None: none).
+
+    >>> from trialscore.stats import Interval
+    >>> bounds(Interval(0.70769, 0.5, 0.85, 0.95, "wilson", 10)), bounds(None)
+    ('0.7077 [0.5, 0.85]', None)
+    """
+    if interval is None:
+        return None
+    return f"{cell(interval.estimate)} [{cell(interval.low)}, {cell(interval.high)}]"
 
 
 def _json_default(value: object) -> object:

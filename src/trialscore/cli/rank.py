@@ -9,9 +9,9 @@ Three questions, one command:
   ``steps-per-success``; lower is better): each model's figure on the shared items with its
   item-clustered interval (:func:`~trialscore.stats.per_success`), and against the next model the
   paired ratio this / next with its interval (:func:`~trialscore.stats.compare_per_success`);
-* ``--pareto``: each model's pass rate, cost per task and cost per success with intervals, whether
-  it is on the observed cost-success front, and the probability from a bootstrap over items that
-  it is (:func:`~trialscore.stats.cost_success_front`).
+* ``--pareto`` (:mod:`trialscore.cli._pareto`): each model's pass rate, cost per task and cost per
+  success with intervals, whether it is on the observed cost-success front, and the probability
+  from a bootstrap over items that it is (:func:`~trialscore.stats.cost_success_front`).
 
 Trials of unknown cost (or latency, tokens, steps) are left out of the figure, counted and named,
 never taken as free; a model with no trial of known cost is named and left off the front.
@@ -47,8 +47,8 @@ from trialscore.cli._options import (
     reading_options,
     split,
 )
-from trialscore.cli._per_success import needs_detail
-from trialscore.cli._render import Report, Section, cell, render
+from trialscore.cli._per_success import carried, needs_detail
+from trialscore.cli._render import Report, Section, bounds, render
 from trialscore.cli.score import rows_line
 from trialscore.errors import EvaluationError, InsufficientDataError, MissingColumnError
 
@@ -59,8 +59,7 @@ if TYPE_CHECKING:
     from trialscore.results.per_success import GroupTrials
     from trialscore.results.readers import Detail
     from trialscore.results.scorecard import MetricSpec
-    from trialscore.stats import FrontPoint, PerSuccess
-    from trialscore.stats._intervals import Interval
+    from trialscore.stats import PerSuccess
 
 __all__ = ["rank"]
 
@@ -139,13 +138,6 @@ def _ranked(
         "not_ranked": [u.to_dict() for u in untested],
         "rows": counts.stats.to_dict(),
     }
-
-
-def _bounds(interval: Interval | None) -> str | None:
-    """``estimate [low, high]`` of a table cell (None: none)."""
-    if interval is None:
-        return None
-    return f"{cell(interval.estimate)} [{cell(interval.low)}, {cell(interval.high)}]"
 
 
 @app.command()
@@ -371,7 +363,7 @@ def _per_success(
     counts = _read_models(files, groups_by, by_given, read, detail=FIELDS)
     models = list(group_trials(counts))
     _enough_models([model.label for model in models], ",".join(groups_by))
-    _carried(models, quantity, f"--metric {spec.label}")
+    carried(models, quantity, f"rank --metric {spec.label}")
     items, dropped = _shared([set(model.items) for model in models])
     shared = set(items)
     models = [_on_items(model, shared) for model in models]
@@ -419,7 +411,7 @@ def _per_success(
     header = ["rank", "model", f"{spec.label} ({unit})", "low", "high", "÷ next", "vs next"]
     rows: list[list[object]] = [
         [e["rank"], e["label"], e["score"], e["interval"]["low"], e["interval"]["high"]]
-        + ([None, None] if nearby is None else [_bounds(nearby["interval"]), nearby["verdict"]])
+        + ([None, None] if nearby is None else [bounds(nearby["interval"]), nearby["verdict"]])
         for e, nearby in zip(entries, shown, strict=True)
     ]
     rows += [["—", u.label, None, None, None, None, "not ranked"] for u in untested]
@@ -436,50 +428,6 @@ def _per_success(
     return Report(payload, [section], footer=[rows_line(payload["rows"])])
 
 
-def _carried(models: list[GroupTrials], quantity: str, asked: str) -> None:
-    """Bad input when no trial of any model has a known ``quantity`` (``asked``: the option that needs it)."""
-    import numpy as np
-
-    from trialscore.results.trials import TRIAL_FIELDS
-
-    if any(np.isfinite(model.values[quantity]).any() for model in models):
-        return
-    columns = " or ".join(TRIAL_FIELDS[quantity])
-    trials = sum(len(model.items) for model in models)
-    raise EvaluationError(
-        f"rank {asked} needs each trial's {quantity} (a {columns} column): the inputs carry none "
-        f"({plural(trials, 'trial')} of {plural(len(models), 'model')}, none with a known {quantity})"
-    )
-
-
-def _front_row(point: FrontPoint) -> list[object]:
-    """A model's row of the front's table (figures with their intervals)."""
-    return [
-        point.target,
-        _bounds(point.pass_rate),
-        _bounds(point.cost_per_task),
-        _bounds(point.cost_per_success),
-        point.on_front,
-        f"{point.front_probability:.3f}",
-    ]
-
-
-def _flat_front(points: list[FrontPoint], unpriced: dict[str, int]) -> Section:
-    """The front as CSV: one row per model, each figure's estimate and bounds in columns of their own."""
-    header = ["model"]
-    for figure in ("pass_rate", "cost_per_task", "cost_per_success"):
-        header += [figure, f"{figure}_low", f"{figure}_high"]
-    header += ["on_front", "p_on_front", "unknown_cost_trials"]
-    rows: list[list[object]] = []
-    for point in points:
-        row: list[object] = [point.target]
-        for interval in (point.pass_rate, point.cost_per_task, point.cost_per_success):
-            row += [None] * 3 if interval is None else [interval.estimate, interval.low, interval.high]
-        rows.append([*row, point.on_front, point.front_probability, point.unknown_cost_trials])
-    rows += [[label, *([None] * 11), trials] for label, trials in unpriced.items()]
-    return Section(header, rows)
-
-
 def _pareto(
     files: list[Path],
     groups_by: list[str],
@@ -489,10 +437,9 @@ def _pareto(
     resamples: int,
     seed: int,
 ) -> Report:
-    """The cost-success front: each model's figures with intervals and its probability of being on it."""
-    from trialscore.cli._per_success import unknown_line
-    from trialscore.results.per_success import FIELDS, group_trials, totals_of
-    from trialscore.stats import cost_success_front
+    """The cost-success front of the models read (:mod:`trialscore.cli._pareto`)."""
+    from trialscore.cli._pareto import front_report
+    from trialscore.results.per_success import FIELDS, group_trials
 
     if resamples < 100:
         raise EvaluationError(
@@ -502,88 +449,4 @@ def _pareto(
     counts = _read_models(files, groups_by, by_given, read, detail=FIELDS)
     models = list(group_trials(counts))
     _enough_models([model.label for model in models], ",".join(groups_by))
-    totals = {model.label: totals_of(model, "cost") for model in models}
-    priced = [label for label, own in totals.items() if int(own.trials.sum()) > 0]
-    _carried(models, "cost", "--pareto")
-    if len(priced) < 2:
-        raise EvaluationError(
-            f"rank --pareto needs at least 2 models with a known cost to draw a front; only {priced[0]} has "
-            f"one (no trial of the others has a known cost, and an unknown cost is never taken as free)"
-        )
-    unpriced = [label for label in totals if label not in priced]
-    priced_totals = {label: totals[label] for label in priced}
-    front = cost_success_front(priced_totals, level=level, replicates=resamples, seed=seed)
-    by_label = {model.label: model for model in models}
-    points = sorted(front.points, key=lambda point: (point.cost_per_task.estimate, -point.pass_rate.estimate))
-    unknown = {
-        label: unknown_line(label, "cost", totals[label].unknown_positions, by_label[label])
-        for label in priced
-        if totals[label].unknown_trials
-    }
-    entries = [
-        {
-            "model": dict(by_label[point.target].counts.key),
-            "label": point.target,
-            "pass_rate": point.pass_rate.to_dict(),
-            "cost_per_task": point.cost_per_task.to_dict(),
-            "cost_per_success": None if point.cost_per_success is None else point.cost_per_success.to_dict(),
-            "on_front": point.on_front,
-            "p_on_front": point.front_probability,
-            "unknown_cost_trials": totals[point.target].unknown_trials,
-            "unknown_cost": by_label[point.target].named(totals[point.target].unknown_positions),
-        }
-        for point in points
-    ]
-    payload: dict[str, Any] = {
-        "command": "rank",
-        "version": JSON_VERSION,
-        "by": groups_by,
-        "pareto": {
-            "level": level,
-            "resamples": resamples,
-            "seed": seed,
-            "method": front.method,
-            "front": [point.target for point in points if point.on_front],
-        },
-        "items": front.items,
-        "items_not_shared": front.items_dropped,
-        "models": entries,
-        "cost_unknown": [
-            {"label": label, "model": dict(by_label[label].counts.key), "trials": len(by_label[label].items)}
-            for label in unpriced
-        ],
-        "rows": counts.stats.to_dict(),
-    }
-    header = [
-        "model",
-        "pass rate",
-        "cost per task (USD)",
-        "cost per success (USD)",
-        "on front",
-        "P(on front)",
-    ]
-    rows = [_front_row(point) for point in points]
-    rows += [[label, None, "unknown", "unknown", None, "not placed"] for label in unpriced]
-    first = points[0]
-    notes = [
-        f"{plural(front.items, 'shared item')} with a known cost ({front.items_dropped} not held by every "
-        "model left out); models by cost per task, cheapest first",
-        f"pass rate: {level * 100:g}% {first.pass_rate.method} intervals; cost per task and per success: "
-        f"{level * 100:g}% {first.cost_per_task.method} intervals",
-        "on front: no other model has a pass rate at least as high and a cost per task at most as low, "
-        "one of them strictly",
-        front.method,
-        *unknown.values(),
-        *(
-            f"{label}: cost unknown for every one of its {plural(len(by_label[label].items), 'trial')}: not "
-            "placed on the front (never taken as free)"
-            for label in unpriced
-        ),
-    ]
-    section = Section(header, rows, title="the cost-success front", notes=notes)
-    return Report(
-        payload,
-        [section],
-        footer=[rows_line(payload["rows"])],
-        flat=_flat_front(points, {label: len(by_label[label].items) for label in unpriced}),
-    )
+    return front_report(counts, models, groups_by, level, resamples, seed)

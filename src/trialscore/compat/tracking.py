@@ -43,7 +43,8 @@ from trialscore.compat.advice import Advice
 from trialscore.core.bank import Bank, as_bank
 from trialscore.core.estimators import pass_at_k
 from trialscore.errors import EvaluationError
-from trialscore.stats._compare import Comparison, Run, compare_paired, compare_unpaired
+from trialscore.stats._compare import Run, compare_paired, compare_unpaired
+from trialscore.stats._comparison import Comparison
 from trialscore.stats._trend import HistoryTrend, history_trend
 
 __all__ = ["CategorySnapshot", "track_category", "trend_advice"]
@@ -241,22 +242,12 @@ def trend_advice(snapshot: CategorySnapshot) -> Advice:
         "p_value": comparison.p_value,
     }
     change = f"({comparison.baseline:.3f} -> {comparison.candidate:.3f}, p={comparison.p_value:.2g})"
-    if snapshot.trend == "declining":
-        message = (
-            f"pass@1 of {name!r} is declining {change}: check whether prompts degraded or task complexity "
-            "increased."
-        )
-        return Advice("pass_at_1_declining", "warning", message, numbers, snapshot.rule)
-    if snapshot.trend == "improving":
-        message = f"pass@1 of {name!r} is improving {change}: skills or context engineering are working."
-        return Advice("pass_at_1_improving", "info", message, numbers, snapshot.rule)
-    message = f"pass@1 of {name!r} is stable {change}: no change beyond noise between the last two runs."
-    return Advice("pass_at_1_stable", "info", message, numbers, snapshot.rule)
+    stable = "no change beyond noise between the last two runs."
+    return _trend_advice(snapshot, snapshot.trend, change, numbers, stable)
 
 
 def _history_advice(snapshot: CategorySnapshot, history: HistoryTrend) -> Advice:
     """Seed 002's insight from the trend across three or more runs."""
-    name = snapshot.task_category
     numbers = {
         "slope_per_run": history.slope,
         "slope_p_value": history.slope_p,
@@ -268,14 +259,22 @@ def _history_advice(snapshot: CategorySnapshot, history: HistoryTrend) -> Advice
         f"(over {history.runs} runs: slope {history.slope:+.3f} per run, p={history.slope_p:.2g}; latest vs "
         f"earlier {history.change:+.3f}, p={history.change_p:.2g})"
     )
-    if history.verdict == "declining":
-        message = (
-            f"pass@1 of {name!r} is declining {evidence}: check whether prompts degraded or task complexity "
-            "increased."
-        )
-        return Advice("pass_at_1_declining", "warning", message, numbers, snapshot.rule)
-    if history.verdict == "improving":
-        message = f"pass@1 of {name!r} is improving {evidence}: skills or context engineering are working."
-        return Advice("pass_at_1_improving", "info", message, numbers, snapshot.rule)
-    message = f"pass@1 of {name!r} is stable {evidence}: no trend or change beyond noise."
-    return Advice("pass_at_1_stable", "info", message, numbers, snapshot.rule)
+    return _trend_advice(snapshot, history.verdict, evidence, numbers, "no trend or change beyond noise.")
+
+
+#: Seed 002's reading of a declining or improving pass@1: the advice's severity and what it suggests.
+_MOVES = {
+    "declining": ("warning", "check whether prompts degraded or task complexity increased."),
+    "improving": ("info", "skills or context engineering are working."),
+}
+
+
+def _trend_advice(
+    snapshot: CategorySnapshot, trend: str, evidence: str, numbers: dict[str, Any], stable: str
+) -> Advice:
+    """The advice on a category whose pass@1 is ``trend`` (declining, improving, else stable) on
+    ``evidence``; ``stable`` says what a stable one means."""
+    move = trend if trend in _MOVES else "stable"
+    severity, meaning = _MOVES.get(trend, ("info", stable))
+    message = f"pass@1 of {snapshot.task_category!r} is {move} {evidence}: {meaning}"
+    return Advice(f"pass_at_1_{move}", severity, message, numbers, snapshot.rule)

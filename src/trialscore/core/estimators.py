@@ -42,30 +42,15 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
-from trialscore.core._kernels import Tau, tau_threshold
+from trialscore.core import TOP_LEVEL_ESTIMATORS
+from trialscore.core._kernels import Tau
+from trialscore.core._kernels import tau_threshold as tau_threshold  # exported (see __all__)
 from trialscore.core.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
 from trialscore.core.hypergeometric import CHUNK_CELLS, exact_bank_mean, log_choose_ratio_curve
 from trialscore.core.metrics import METRICS, Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError
 
-__all__ = [
-    "PassCurve",
-    "avg",
-    "bayes",
-    "estimator_by_name",
-    "g_pass_at_k",
-    "g_pass_at_k_tao",
-    "g_pass_at_k_tau",
-    "item_scores",
-    "maj_at_k",
-    "mg_pass_at_k",
-    "pass_at_k",
-    "pass_curve",
-    "pass_hat_k",
-    "state_scores",
-    "states_mean",
-    "tau_threshold",
-]
+__all__ = [*TOP_LEVEL_ESTIMATORS, "states_mean"]
 
 FloatArray = NDArray[np.float64]
 

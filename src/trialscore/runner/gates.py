@@ -299,23 +299,14 @@ def baseline_gates(
             continue
         body = {"target": name, **result.to_dict()}
         bodies.append(body)
-        rule = (
-            "fails on a significant regression"
-            if fail_on_regression
-            else worded(f"reported only (no {parameter('fail_on')})")
+        detail = (
+            f"{result.verdict}: {result.baseline:.4g} -> {result.candidate:.4g}, "
+            f"{1 - alpha:.0%} interval [{result.interval.low:.4g}, {result.interval.high:.4g}], "
+            f"p={result.p_value:.3g}"
         )
         gates.append(
-            GateResult(
-                "baseline",
-                name,
-                "pass@1 delta",
-                result.delta,
-                None,
-                rule,
-                not (fail_on_regression and result.verdict == "regression"),
-                f"{result.verdict}: {result.baseline:.4g} -> {result.candidate:.4g}, "
-                f"{1 - alpha:.0%} interval [{result.interval.low:.4g}, {result.interval.high:.4g}], "
-                f"p={result.p_value:.3g}",
+            _baseline_gate(
+                name, "pass@1 delta", result.delta, result.verdict, fail_on_regression, "significant", detail
             )
         )
     return gates, bodies
@@ -342,23 +333,40 @@ def sequential_baseline_gates(
     for name, body in comparisons.items():
         bodies.append({"target": name, "sequential": True, **body})
         low, high = body["interval"]
-        rule = (
-            "fails on a settled regression"
-            if fail_on_regression
-            else worded(f"reported only (no {parameter('fail_on')})")
+        detail = (
+            f"{body['verdict']}: {body['interval_kind']} [{low:.4g}, {high:.4g}] "
+            f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
+            f"{body['stopped_because']}{stop_note(body)}"
         )
         gates.append(
-            GateResult(
-                "baseline",
+            _baseline_gate(
                 name,
                 "mean paired pass-rate difference",
                 None,
-                None,
-                rule,
-                not (fail_on_regression and body["verdict"] == "regression"),
-                f"{body['verdict']}: {body['interval_kind']} [{low:.4g}, {high:.4g}] "
-                f"(alpha {body['alpha']:g}); {body['trials_run']} of {body['trials_fixed_design']} trials; "
-                f"{body['stopped_because']}{stop_note(body)}",
+                body["verdict"],
+                fail_on_regression,
+                "settled",
+                detail,
             )
         )
     return gates, bodies
+
+
+def _baseline_gate(
+    target: str,
+    metric: str,
+    value: float | None,
+    verdict: str,
+    fail_on_regression: bool,
+    kind: str,
+    detail: str,
+) -> GateResult:
+    """The baseline gate of ``target``: with ``fail_on_regression`` it fails on a (``kind``:
+    significant, settled) regression, else it only reports ``verdict``."""
+    rule = (
+        f"fails on a {kind} regression"
+        if fail_on_regression
+        else worded(f"reported only (no {parameter('fail_on')})")
+    )
+    passed = not (fail_on_regression and verdict == "regression")
+    return GateResult("baseline", target, metric, value, None, rule, passed, detail)

@@ -19,7 +19,9 @@ the specs' common base (:class:`Spec`, :class:`GraderSpecBase`, :class:`TargetSp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
@@ -45,6 +47,7 @@ __all__ = [
     "Spec",
     "TargetKind",
     "TargetSpecBase",
+    "load_kinds",
     "load_plugins",
     "register_grader",
     "register_target",
@@ -222,3 +225,11 @@ def load_plugins(kind: str) -> list[str]:
     from trialscore._plugins import load_entry_points
 
     return load_entry_points(f"trialscore.{kind}")
+
+
+def load_kinds(package: str, path: Iterable[str], kind: str) -> None:
+    """Import every module of ``package`` (found on ``path``), each registering its types, then the
+    plugins installed packages add for ``kind`` (:func:`load_plugins`, docs/extending.md)."""
+    for module in pkgutil.iter_modules(path):
+        importlib.import_module(f"{package}.{module.name}")
+    load_plugins(kind)

@@ -26,6 +26,24 @@ by message, with the targets and cases each group hit), ``warnings`` (an errored
 whose every trial errored, unenforceable or reached cost limits), and ``conventions``: which pass^k
 each figure is (the suite metrics' unbiased ``pass_hat_k``; the stimulus and skill scores'
 ``pass_to_the_k``, seed 000's plug-in) and what errored trials did.
+
+The suite metrics of two cases (:func:`target_metrics`), and those an adaptive run reports
+(:func:`stopped_metrics`) when it stopped the first case after two of its four trials:
+
+>>> from trialscore.runner.strategies import aggregate
+>>> from trialscore.runner.suite import CaseSettings
+>>> from trialscore.results.records import TrialRecord
+>>> def case(i, flags, strategy="pass_at_k"):
+...     records = [TrialRecord(case_id=f"c{i}", trial=t, passed=f, verdict="pass" if f else "fail",
+...                            score=float(f)) for t, f in enumerate(flags)]
+...     settings = CaseSettings(4, strategy, None, 1, 0, 0, None, None)
+...     return aggregate(records, settings, f"c{i}", "a")
+>>> m = target_metrics([case(0, [True, False]), case(1, [True, True])])
+>>> m["pass_at_1"]["estimate"], m["pass_at_k"]["estimate"], m["k"]
+(0.75, 1.0, 2)
+>>> m = stopped_metrics([case(0, [True, False], "pass_all"), case(1, [True] * 4, "pass_all")])
+>>> m["k"], m["pass_at_1"]["estimate"], m["basis"]
+(2, 0.75, 'the first 2 scored trials of every case')
 """
 
 from __future__ import annotations
@@ -67,19 +85,7 @@ def target_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     Every interval is the default :func:`trialscore.stats.item_interval` (the same one
     ``trialscore score`` prints), with the cases as items; the mean score's is
     :func:`trialscore.stats.bounded_mean_interval` of the case scores, its ceiling
-    the trials behind them.
-
-    >>> from trialscore.runner.strategies import aggregate
-    >>> from trialscore.runner.suite import CaseSettings
-    >>> from trialscore.results.records import TrialRecord
-    >>> def case(i, flags):
-    ...     records = [TrialRecord(case_id=f"c{i}", trial=t, passed=f, verdict="pass" if f else "fail",
-    ...                            score=float(f)) for t, f in enumerate(flags)]
-    ...     settings = CaseSettings(len(flags), "pass_at_k", None, 1, 0, 0, None, None)
-    ...     return aggregate(records, settings, f"c{i}", "a")
-    >>> m = target_metrics([case(0, [True, False]), case(1, [True, True])])
-    >>> m["pass_at_1"]["estimate"], m["pass_at_k"]["estimate"], m["k"]
-    (0.75, 1.0, 2)
+    the trials behind them.  (Examples in the module docstring.)
     """
     scored, result = _scored(cases)
     if not scored:
@@ -137,18 +143,8 @@ def stopped_metrics(cases: Sequence[CaseResult]) -> dict[str, Any]:
     * ``bayes``: Bayes@N's posterior mean and sd over every trial run (a posterior depends on
       the data, not on the rule that stopped collecting them).
 
-    The mean case score is not reported (a stopped case's mean is biased).
-
-    >>> from trialscore.runner.strategies import aggregate
-    >>> from trialscore.runner.suite import CaseSettings
-    >>> from trialscore.results.records import TrialRecord
-    >>> def case(i, flags):
-    ...     records = [TrialRecord(case_id=f"c{i}", trial=t, passed=f, verdict="pass" if f else "fail",
-    ...                            score=float(f)) for t, f in enumerate(flags)]
-    ...     return aggregate(records, CaseSettings(4, "pass_all", None, 1, 0, 0, None, None), f"c{i}", "a")
-    >>> m = stopped_metrics([case(0, [True, False]), case(1, [True, True, True, True])])
-    >>> m["k"], m["pass_at_1"]["estimate"], m["basis"]
-    (2, 0.75, 'the first 2 scored trials of every case')
+    The mean case score is not reported (a stopped case's mean is biased).  (Examples in the
+    module docstring.)
     """
     scored, result = _scored(cases)
     if not scored:

@@ -64,12 +64,12 @@ if TYPE_CHECKING:
         resample_histogram,
     )
     from trialscore.stats._compare import (
-        Comparison,
         compare_clustered,
         compare_paired,
         compare_unpaired,
     )
     from trialscore.stats._compare_bayes import BayesComparison, beat_probability, compare_bayes
+    from trialscore.stats._comparison import Comparison
     from trialscore.stats._conventions import (
         PassHatK,
         pass_hat_k_stated,
@@ -233,7 +233,7 @@ _HOMES = {
     "bootstrap_mean_interval": "_bootstrap",
     "resample_histogram": "_bootstrap",
     "BayesComparison": "_compare_bayes",
-    "Comparison": "_compare",
+    "Comparison": "_comparison",
     "beat_probability": "_compare_bayes",
     "compare_bayes": "_compare_bayes",
     "compare_clustered": "_compare",

@@ -70,23 +70,28 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
 
-from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, InsufficientDataError, parameter, worded
 from trialscore.stats import _scipy
+from trialscore.stats._comparison import (
+    ESTIMANDS,
+    Comparison,
+    Sides,
+    bounded_interval,
+    comparison,
+    in_unit,
+)
 from trialscore.stats._intervals import Interval, clustered_interval
 from trialscore.stats._pairing import Items, Run, matched, run_items
 from trialscore.stats._permutation import resplit_test, sign_flip_p_value
-from trialscore.stats._power import bounded_effect
 
 __all__ = [
     "ESTIMANDS",
@@ -99,9 +104,6 @@ __all__ = [
 
 FloatArray = NDArray[np.float64]
 
-#: Power at which the minimum detectable effect is quoted.
-MDE_POWER = 0.8
-
 #: Degrees of freedom standing for the normal reference of the re-split test's MDE.
 NORMAL_DF = 10**6
 
@@ -110,12 +112,6 @@ FLOOR_SHARE = 0.125
 
 #: An unpaired run's variance of its item values is floored at this share of its mean trial noise.
 UNPAIRED_FLOOR_SHARE = 0.5
-
-#: What each paired test answers (``Comparison.estimand``), by the ``estimand`` argument.
-ESTIMANDS = {
-    "population": "population: the mean change over items like these (items are a sample)",
-    "items": "these items: did these items' pass rates change (the items are fixed)",
-}
 
 #: Below this many paired items the floored t-test's error rate depends on the items (docs/stats.md).
 FEW_ITEMS = 20
@@ -129,117 +125,6 @@ SMALL_SUITE_RATES = {5: (0.0001, 0.05), 10: (0.0042, 0.0608)}
 def _floor(noise_a: FloatArray, noise_b: FloatArray) -> float:
     """The least variance of one difference: ``FLOOR_SHARE`` of both runs' mean trial noise."""
     return FLOOR_SHARE * (float(noise_a.mean()) + float(noise_b.mean()))
-
-
-@dataclass(frozen=True)
-class Comparison(Record):
-    """The answer to "did the candidate run change the score?", with the numbers behind it.
-
-    ``delta = candidate - baseline`` on the compared items; ``interval`` is
-    the confidence interval of ``delta`` at level ``1 - alpha`` from the same
-    test as ``p_value`` and ``verdict`` (clipped to [-1, 1] for scores in [0, 1],
-    and then ``interval.clipped_to`` says so); ``mde`` the smallest true change that
-    test detects with 80% power, None when no change of a score in [0, 1] reaches
-    that power (then a note says the group has too few items to test).  ``estimand``
-    says what the test answers (:data:`ESTIMANDS`); ``notes`` are the caveats the
-    output should print.  Paired comparisons also report ``se_floor`` (the
-    trial-noise floor of the SE) and, unless ``permutations=0``, the sign-flip
-    permutation p-value as an extra that the verdict does not use.
-    """
-
-    design: str
-    metric: str
-    k: int | None
-    baseline: float
-    candidate: float
-    delta: float
-    se: float
-    interval: Interval
-    p_value: float
-    p_value_method: str
-    p_value_normal: float
-    mde: float | None
-    alpha: float
-    verdict: str
-    rule: str
-    items_baseline: int
-    items_candidate: int
-    paired_items: int
-    only_in_baseline: tuple[Hashable, ...] = ()
-    only_in_candidate: tuple[Hashable, ...] = ()
-    se_floor: float | None = None
-    p_value_sign_flip: float | None = None
-    sign_flip_method: str | None = None
-    estimand: str = ESTIMANDS["population"]
-    notes: tuple[str, ...] = ()
-
-    def __str__(self) -> str:
-        unmatched = ""
-        if self.only_in_baseline or self.only_in_candidate:
-            unmatched = (
-                f"; {len(self.only_in_baseline)} items only in baseline, "
-                f"{len(self.only_in_candidate)} only in candidate"
-            )
-        mde = "none below 1" if self.mde is None else f"{self.mde:.3g}"
-        return (
-            f"{self.verdict}: {self.metric} {self.baseline:.4g} -> {self.candidate:.4g}, "
-            f"delta {self.delta:+.4g} [{self.interval.low:+.4g}, {self.interval.high:+.4g}], "
-            f"p={self.p_value:.3g} ({self.p_value_method}), MDE {mde}{unmatched}"
-        )
-
-
-def _verdict(interval: Interval, identical: bool, test: str, metric: Metric) -> tuple[str, str]:
-    """The verdict read off ``interval`` (a rise is an improvement unless lower is better), and its rule."""
-    level = f"{interval.level * 100:g}%"
-    better, worse = ("above", "below") if metric.higher_is_better else ("below", "above")
-    rule = (
-        f"identical if every compared item scores the same in both runs; otherwise improvement if the "
-        f"{level} interval of delta lies {better} 0, regression if it lies {worse} 0, else within_noise "
-        f"(interval and p from the {test}; p < {1 - interval.level:g} exactly when the interval excludes 0)"
-    )
-    rise, fall = ("improvement", "regression") if metric.higher_is_better else ("regression", "improvement")
-    if identical:
-        return "identical", rule
-    if interval.low > 0:
-        return rise, rule
-    if interval.high < 0:
-        return fall, rule
-    return "within_noise", rule
-
-
-def _normal_p(delta: float, se: float) -> float:
-    if se == 0:
-        return 1.0 if delta == 0 else 0.0
-    return float(2 * _scipy.ndtr(-abs(delta) / se))
-
-
-def _in_unit(*arrays: FloatArray) -> bool:
-    """True when every per-item value lies in [0, 1] (then a difference lies in [-1, 1])."""
-    return all(bool(np.all((values >= 0.0) & (values <= 1.0))) for values in arrays)
-
-
-def _bounded(
-    delta: float, half_low: float, half_high: float, alpha: float, method: str, n: int, se: float, unit: bool
-) -> Interval:
-    """The interval ``[delta - half_low, delta + half_high]``, clipped to [-1, 1] for scores in [0, 1]."""
-    low, high = delta - half_low, delta + half_high
-    clipped = unit and (low < -1.0 or high > 1.0)
-    if clipped:
-        low, high = max(low, -1.0), min(high, 1.0)
-    return Interval(delta, low, high, 1 - alpha, method, n, se, (-1.0, 1.0) if clipped else None)
-
-
-def _notes(interval: Interval, mde: float | None, items: int, unit: bool) -> tuple[str, ...]:
-    """What the output must say beside the verdict: clipping, too few items to test."""
-    notes = []
-    if interval.clipped_to is not None:
-        notes.append("interval clipped to [-1, 1]: a difference of scores in [0, 1] lies there")
-    if unit and mde is None:
-        notes.append(
-            f"too few items to test: with {items} items no change of a score in [0, 1] is detected "
-            f"with {MDE_POWER:.0%} power (its minimum detectable effect exceeds 1)"
-        )
-    return tuple(notes)
 
 
 def _few_items_note(items: int) -> tuple[str, ...]:
@@ -260,6 +145,21 @@ def _few_items_note(items: int) -> tuple[str, ...]:
             f"test of these items, is more powerful when each item has several trials"
         ),
     )
+
+
+def _items(
+    baseline: Run,
+    candidate: Run,
+    metric: MetricLike,
+    k: int | None,
+    tau: Tau | None,
+    ids_baseline: Sequence[Hashable] | None = None,
+    ids_candidate: Sequence[Hashable] | None = None,
+) -> tuple[Metric, Items, Items]:
+    """``metric`` resolved (per-item values) and both runs' items under it."""
+    resolved = resolve_metric(metric, per_item=True)
+    a = run_items(baseline, ids_baseline, resolved, k, tau, "baseline")
+    return resolved, a, run_items(candidate, ids_candidate, resolved, k, tau, "candidate")
 
 
 def compare_paired(
@@ -308,9 +208,7 @@ def compare_paired(
     alpha = check_probability(alpha, "alpha")
     permutations = check_integer(permutations, "permutations", 0)
     estimand = check_choice(estimand, "estimand", {name: name for name in ESTIMANDS})
-    resolved = resolve_metric(metric, per_item=True)
-    a = run_items(baseline, ids_baseline, resolved, k, tau, "baseline")
-    b = run_items(candidate, ids_candidate, resolved, k, tau, "candidate")
+    resolved, a, b = _items(baseline, candidate, metric, k, tau, ids_baseline, ids_candidate)
     rows_a, rows_b, only_a, only_b = matched(a, b)
     if rows_a.size < 2:
         raise InsufficientDataError(
@@ -321,82 +219,53 @@ def compare_paired(
             got=int(rows_a.size),
         )
     paired_a, paired_b = a.values[rows_a], b.values[rows_b]
+    sides = Sides(
+        str(metric), resolved, k, alpha, a, b, paired_a, paired_b, int(rows_a.size), only_a, only_b,
+        ESTIMANDS[estimand],
+    )  # fmt: skip
     differences = paired_b - paired_a
     items = int(differences.size)
-    unit = _in_unit(paired_a, paired_b)
-    shared: dict[str, Any] = {
-        "metric": str(metric),
-        "k": k,
-        "baseline": float(paired_a.mean()),
-        "candidate": float(paired_b.mean()),
-        "alpha": alpha,
-        "items_baseline": int(a.values.size),
-        "items_candidate": int(b.values.size),
-        "paired_items": items,
-        "only_in_baseline": only_a,
-        "only_in_candidate": only_b,
-        "estimand": ESTIMANDS[estimand],
-    }
     identical = bool(np.all(differences == 0))
     if estimand == "items":
-        return _these_items(a, b, rows_a, rows_b, resolved, k, tau, identical, shared, permutations, seed)
+        return _these_items(sides, rows_a, rows_b, tau, identical, permutations, seed)
+    unit = in_unit(paired_a, paired_b)
     delta = float(differences.mean())
     spread = float(differences.var(ddof=1))
     floor = _floor(a.noise[rows_a], b.noise[rows_b])
     se = math.sqrt(max(spread, floor) / items)
     df = items - 1
     half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
-    interval = _bounded(delta, half, half, alpha, "paired t", items, se, unit)
+    interval = bounded_interval(delta, half, half, alpha, "paired t", items, se, unit)
     test = f"paired t-test (df = items - 1) with the SE floored at {FLOOR_SHARE:g} of both runs' trial noise"
-    method = f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")")
-    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
-    sign_flip, sign_flip_method = (
-        sign_flip_p_value(differences, permutations, seed) if permutations else (None, None)
-    )
-    verdict, rule = _verdict(interval, identical, test, resolved)
-    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
-    return Comparison(
-        design="paired",
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method=method,
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        verdict=verdict,
-        rule=rule,
+    return comparison(
+        sides, "paired", interval, df, test,
+        identical=identical, unit=unit, tested=items,
+        method=f"paired t (df={df}" + (", SE at the trial-noise floor)" if floor > spread else ")"),
+        notes=_few_items_note(items),
         se_floor=math.sqrt(floor / items),
-        p_value_sign_flip=sign_flip,
-        sign_flip_method=sign_flip_method,
-        notes=_notes(interval, mde, items, unit) + _few_items_note(items),
-        **shared,
-    )
+        sign_flip=sign_flip_p_value(differences, permutations, seed) if permutations else (None, None),
+    )  # fmt: skip
 
 
 def _these_items(
-    a: Items,
-    b: Items,
+    sides: Sides,
     rows_a: NDArray[np.int64],
     rows_b: NDArray[np.int64],
-    metric: Metric,
-    k: int | None,
     tau: Tau | None,
     identical: bool,
-    shared: dict[str, Any],
     permutations: int,
     seed: int,
 ) -> Comparison:
     """The paired comparison for these items: the re-split permutation test (0/1 trials)."""
-    for name, run in (("baseline", a), ("candidate", b)):
+    for name, run in (("baseline", sides.a), ("candidate", sides.b)):
         if run.bank is None:
             raise EvaluationError(
                 f"estimand='items' re-splits 0/1 trials between the runs; {name} holds graded scores"
             )
-    bank_a, bank_b = cast("Bank", a.bank), cast("Bank", b.bank)
-    alpha = float(shared["alpha"])
+    bank_a, bank_b = cast("Bank", sides.a.bank), cast("Bank", sides.b.bank)
+    alpha = sides.alpha
     test = resplit_test(
-        bank_a.n[rows_a], bank_a.c[rows_a], bank_b.n[rows_b], bank_b.c[rows_b], metric, k, tau,
+        bank_a.n[rows_a], bank_a.c[rows_a], bank_b.n[rows_b], bank_b.c[rows_b], sides.resolved, sides.k, tau,
         alpha=alpha, permutations=permutations, seed=seed,
     )  # fmt: skip
     items = int(rows_a.size)
@@ -405,22 +274,10 @@ def _these_items(
         test.delta, test.low, test.high, 1 - alpha, "re-split permutation", items, test.sd,
         (-1.0, 1.0) if clipped else None,
     )  # fmt: skip
-    verdict, rule = _verdict(interval, identical, test.method, metric)
-    mde = bounded_effect(test.sd, NORMAL_DF, alpha, MDE_POWER, 1.0)
-    return Comparison(
-        design="paired, these items",
-        delta=test.delta,
-        se=test.sd,
-        interval=interval,
-        p_value=test.p_value,
-        p_value_method=test.method,
-        p_value_normal=_normal_p(test.delta, test.sd),
-        mde=mde,
-        verdict=verdict,
-        rule=rule,
-        notes=_notes(interval, mde, items, True),
-        **shared,
-    )
+    return comparison(
+        sides, "paired, these items", interval, NORMAL_DF, test.method,
+        identical=identical, unit=True, tested=items, p_value=test.p_value,
+    )  # fmt: skip
 
 
 def compare_unpaired(
@@ -456,9 +313,7 @@ def compare_unpaired(
     -1 [-1, 0.07566] (95% welch t, n=4, clipped to [-1, 1])
     """
     alpha = check_probability(alpha, "alpha")
-    resolved = resolve_metric(metric, per_item=True)
-    a = run_items(baseline, None, resolved, k, tau, "baseline")
-    b = run_items(candidate, None, resolved, k, tau, "candidate")
+    resolved, a, b = _items(baseline, candidate, metric, k, tau)
     for name, run in (("baseline", a), ("candidate", b)):
         if run.values.size < 2:
             raise InsufficientDataError(
@@ -472,42 +327,22 @@ def compare_unpaired(
     share_b = max(float(values_b.var(ddof=1)), UNPAIRED_FLOOR_SHARE * float(b.noise.mean())) / values_b.size
     se = math.sqrt(share_a + share_b)
     delta = float(values_b.mean() - values_a.mean())
-    unit = _in_unit(values_a, values_b)
+    unit = in_unit(values_a, values_b)
     if se > 0:
         df = se**4 / (share_a**2 / (values_a.size - 1) + share_b**2 / (values_b.size - 1))
         half = float(_scipy.stdtrit(df, 1 - alpha / 2)) * se
-        p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se))
-        mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf)
-    else:  # graded scores, every one equal within each run
-        half, p_value, mde = 0.0, (1.0 if delta == 0 else 0.0), 0.0
-    interval = _bounded(delta, half, half, alpha, "welch t", int(values_a.size + values_b.size), se, unit)
+    else:  # graded scores, every one equal within each run: no test, the difference is exact
+        df, half = math.inf, 0.0
+    interval = bounded_interval(
+        delta, half, half, alpha, "welch t", int(values_a.size + values_b.size), se, unit
+    )
     identical = values_a.size == values_b.size and bool(np.array_equal(np.sort(values_a), np.sort(values_b)))
-    verdict, rule = _verdict(
-        interval, identical, "Welch t-test, each run's variance floored by its trial noise", resolved
-    )
-    return Comparison(
-        design="unpaired",
-        metric=str(metric),
-        k=k,
-        baseline=float(values_a.mean()),
-        candidate=float(values_b.mean()),
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method="welch t",
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        alpha=alpha,
-        verdict=verdict,
-        rule=rule.replace(
-            "every compared item scores the same in both runs", "both runs have the same item values"
-        ),
-        items_baseline=int(values_a.size),
-        items_candidate=int(values_b.size),
-        paired_items=0,
-        notes=_notes(interval, mde, int(min(values_a.size, values_b.size)), unit),
-    )
+    return comparison(
+        Sides(str(metric), resolved, k, alpha, a, b, values_a, values_b, 0),
+        "unpaired", interval, df, "Welch t-test, each run's variance floored by its trial noise",
+        identical=identical, unit=unit, tested=int(min(values_a.size, values_b.size)),
+        method="welch t", same="both runs have the same item values",
+    )  # fmt: skip
 
 
 def compare_clustered(
@@ -539,9 +374,7 @@ def compare_clustered(
     ('within_noise', 0.1667, 0.0833, 0.184)
     """
     alpha = check_probability(alpha, "alpha")
-    resolved = resolve_metric(metric, per_item=True)
-    a = run_items(baseline, ids_baseline, resolved, k, tau, "baseline")
-    b = run_items(candidate, ids_candidate, resolved, k, tau, "candidate")
+    resolved, a, b = _items(baseline, candidate, metric, k, tau, ids_baseline, ids_candidate)
     if a.keys is None or b.keys is None:
         raise EvaluationError("compare_clustered needs item ids for both runs to look up each item's cluster")
     rows_a, rows_b, only_a, only_b = matched(a, b)
@@ -564,35 +397,13 @@ def compare_clustered(
     # The same trial-noise floor as compare_paired.
     floor = math.sqrt(_floor(a.noise[rows_a], b.noise[rows_b]) / len(shared))
     clustered = clustered_interval(differences, keys, 1 - alpha, se_floor=floor)
-    unit = _in_unit(paired_a, paired_b)
+    unit = in_unit(paired_a, paired_b)
     delta, se, df = clustered.estimate, float(clustered.se or 0.0), len(set(keys)) - 1
     half = clustered.high - delta
-    interval = _bounded(delta, half, half, alpha, f"paired {clustered.method}", clustered.n, se, unit)
-    p_value = float(2 * _scipy.stdtr(df, -abs(delta) / se)) if se > 0 else (1.0 if delta == 0 else 0.0)
-    test = f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise"
-    verdict, rule = _verdict(interval, bool(np.all(differences == 0)), test, resolved)
-    mde = bounded_effect(se, df, alpha, MDE_POWER, 1.0 if unit else math.inf) if se > 0 else 0.0
-    return Comparison(
-        design="paired, clustered",
-        metric=str(metric),
-        k=k,
-        baseline=float(paired_a.mean()),
-        candidate=float(paired_b.mean()),
-        delta=delta,
-        se=se,
-        interval=interval,
-        p_value=p_value,
-        p_value_method=test,
-        p_value_normal=_normal_p(delta, se),
-        mde=mde,
-        alpha=alpha,
-        verdict=verdict,
-        rule=rule,
-        items_baseline=int(a.values.size),
-        items_candidate=int(b.values.size),
-        paired_items=len(shared),
-        only_in_baseline=only_a,
-        only_in_candidate=only_b,
-        se_floor=floor,
-        notes=_notes(interval, mde, df + 1, unit),
-    )
+    interval = bounded_interval(delta, half, half, alpha, f"paired {clustered.method}", clustered.n, se, unit)
+    return comparison(
+        Sides(str(metric), resolved, k, alpha, a, b, paired_a, paired_b, len(shared), only_a, only_b),
+        "paired, clustered", interval, df,
+        f"cluster-robust paired t-test, {df + 1} clusters, df {df}, SE floored by trial noise",
+        identical=bool(np.all(differences == 0)), unit=unit, tested=df + 1, se_floor=floor,
+    )  # fmt: skip

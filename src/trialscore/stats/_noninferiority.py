@@ -40,7 +40,8 @@ from trialscore._record import Record
 from trialscore._validate import check_probability, check_real
 from trialscore.core._kernels import Tau
 from trialscore.errors import EvaluationError, parameter
-from trialscore.stats._compare import Comparison, compare_paired
+from trialscore.stats._compare import compare_paired
+from trialscore.stats._comparison import Comparison
 from trialscore.stats._effort import ItemTotals
 from trialscore.stats._intervals import Interval
 from trialscore.stats._pairing import Run

@@ -76,6 +76,18 @@ def _check_delta(delta: object) -> float:
     return abs(number)
 
 
+def _check_design(
+    between: object, within: object, power: object, alpha: object
+) -> tuple[float, float, float, float]:
+    """The variances, the target power and alpha of a design, checked in that order."""
+    return (
+        _check_variance(between, "between"),
+        _check_variance(within, "within"),
+        check_probability(power, "power"),
+        check_probability(alpha, "alpha"),
+    )
+
+
 def _check_df(df: object) -> float:
     number = check_real(df, "df")
     if number <= 0:
@@ -196,10 +208,7 @@ def items_needed(
     """
     delta = _check_delta(delta)
     trials = check_integer(trials, "trials", 1)
-    between = _check_variance(between, "between")
-    within = _check_variance(within, "within")
-    target = check_probability(power, "power")
-    alpha = check_probability(alpha, "alpha")
+    between, within, target, alpha = _check_design(between, within, power, alpha)
     variance = between + within / trials
     z_sum = float(_scipy.ndtri(1 - alpha / 2) + _scipy.ndtri(target))
     items = max(2, math.ceil(z_sum**2 * variance / delta**2))
@@ -227,10 +236,7 @@ def trials_needed(
     """
     delta = _check_delta(delta)
     items = check_integer(items, "items", 2)
-    between = _check_variance(between, "between")
-    within = _check_variance(within, "within")
-    target = check_probability(power, "power")
-    alpha = check_probability(alpha, "alpha")
+    between, within, target, alpha = _check_design(between, within, power, alpha)
     allowed = items * delta**2 / _noncentrality_needed(items - 1, alpha, target) ** 2
     if within == 0:
         return 1 if _power_at(delta, _se(items, 1, between, within), items, alpha) >= target else None

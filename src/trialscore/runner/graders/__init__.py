@@ -7,8 +7,6 @@ one module, which the suite schema and :func:`build_grader` then know by its typ
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
 
 from trialscore.runner.graders.base import Grade, Grader, GraderError, binary
@@ -16,7 +14,7 @@ from trialscore.runner.graders.external import CommandGrader, PythonGrader
 from trialscore.runner.graders.judge import JudgeCall, LlmJudgeGrader, fill_rubric, judge_score
 from trialscore.runner.graders.schema import JsonSchemaGrader
 from trialscore.runner.graders.text import ContainsGrader, ExactGrader, NumericGrader, RegexGrader
-from trialscore.runner.registry import GRADERS, GraderContext, GraderSpecBase, load_plugins
+from trialscore.runner.registry import GRADERS, GraderContext, GraderSpecBase, load_kinds
 
 __all__ = [
     "CommandGrader",
@@ -37,9 +35,7 @@ __all__ = [
     "judge_score",
 ]
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
-load_plugins("graders")  # the graders installed packages add (docs/extending.md)
+load_kinds(__name__, __path__, "graders")
 
 
 def build_grader(spec: GraderSpecBase, case: object, directory: Path, judge: JudgeCall | None) -> Grader:

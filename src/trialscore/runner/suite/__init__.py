@@ -42,64 +42,15 @@ from __future__ import annotations
 from collections.abc import Collection
 from pathlib import Path
 
+from trialscore.runner.suite import schema
 from trialscore.runner.suite.locations import parse_suite, read_suite_text
 from trialscore.runner.suite.model import Suite, validated
-from trialscore.runner.suite.schema import (
-    MAX_CONCURRENCY,
-    MAX_TRIALS,
-    MEAN_STRATEGIES,
-    CaseExecution,
-    CaseSettings,
-    CaseSpec,
-    CommandGraderSpec,
-    CommandTargetSpec,
-    ContainsGraderSpec,
-    ExactGraderSpec,
-    ExecutionSpec,
-    GraderSpec,
-    JsonSchemaGraderSpec,
-    LlmJudgeGraderSpec,
-    NumericGraderSpec,
-    OpenAITargetSpec,
-    PriceTable,
-    PythonGraderSpec,
-    PythonTargetSpec,
-    RegexGraderSpec,
-    Strategy,
-    TargetSpec,
-    TrialsOverride,
-    TrialsSpec,
-)
+from trialscore.runner.suite.schema import *  # noqa: F403  (the schema's names are the package's)
 
-__all__ = [
-    "MAX_CONCURRENCY",
-    "MAX_TRIALS",
-    "MEAN_STRATEGIES",
-    "CaseExecution",
-    "CaseSettings",
-    "CaseSpec",
-    "CommandGraderSpec",
-    "CommandTargetSpec",
-    "ContainsGraderSpec",
-    "ExactGraderSpec",
-    "ExecutionSpec",
-    "GraderSpec",
-    "JsonSchemaGraderSpec",
-    "LlmJudgeGraderSpec",
-    "NumericGraderSpec",
-    "OpenAITargetSpec",
-    "PriceTable",
-    "PythonGraderSpec",
-    "PythonTargetSpec",
-    "RegexGraderSpec",
-    "Strategy",
-    "Suite",
-    "TargetSpec",
-    "TrialsOverride",
-    "TrialsSpec",
-    "load_suite",
-    "suite_from_text",
-]
+#: The schema's names (but :func:`~trialscore.runner.suite.schema.case_settings`, the validation's
+#: own helper), the validated suite and its loaders.
+__all__ = ["Suite", "load_suite", "suite_from_text"]
+__all__ += [name for name in schema.__all__ if name != "case_settings"]
 
 
 def suite_from_text(

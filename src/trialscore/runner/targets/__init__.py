@@ -6,11 +6,9 @@ Every module of this package is imported here, and each registers its target typ
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from pathlib import Path
 
-from trialscore.runner.registry import TARGETS, TargetSpecBase, load_plugins
+from trialscore.runner.registry import TARGETS, TargetSpecBase, load_kinds
 from trialscore.runner.targets.base import (
     Target,
     TargetError,
@@ -36,9 +34,7 @@ __all__ = [
     "reply_from",
 ]
 
-for _module in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_module.name}")
-load_plugins("targets")  # the targets installed packages add (docs/extending.md)
+load_kinds(__name__, __path__, "targets")
 
 
 def build_target(spec: TargetSpecBase, directory: Path, concurrency: int) -> Target:
