@@ -155,6 +155,7 @@ def test_bad_options_raise_one_clear_error(tmp_path: Path) -> None:
     assert not (tmp_path / "s.sqlite").exists() or TrialStore(tmp_path / "s.sqlite").count("x") == 0
 
 
+@pytest.mark.slow
 def test_a_plain_script_and_a_mapping_suite_in_a_real_process(tmp_path: Path) -> None:
     write_suite(tmp_path)
     script = tmp_path / "script.py"
@@ -203,6 +204,7 @@ def _paired_suite(tmp_path: Path, version: str, rates: dict[str, float]) -> Path
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_library_runs_adaptive_in_worker_processes_against_the_latest_run(tmp_path: Path) -> None:
     """What ``trialscore run --adaptive --workers 2 --baseline latest`` does, as keyword options."""

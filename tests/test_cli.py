@@ -53,6 +53,7 @@ def run(*args: str) -> Ran:
     return Ran(result.exit_code, result.stdout, result.stderr)
 
 
+@pytest.mark.slow
 def test_the_installed_script_runs_a_command() -> None:
     """One subprocess smoke test of the installed entry point."""
     assert SCRIPT is not None, "the trialscore script is not installed next to the test interpreter"
@@ -320,6 +321,7 @@ def test_bad_usage_and_bad_input_exit_2(tmp_path):
     assert "needs 3 scored trials of every case; in all, case 'a' has 2" in too_big.stderr
 
 
+@pytest.mark.slow
 def test_python_dash_m_and_demo_still_work():
     demo = subprocess.run(
         [sys.executable, "-m", "trialscore", "demo", "--k", "1,2"],

@@ -11,6 +11,8 @@ import importlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import trialscore
 
 PACKAGE = Path(trialscore.__file__).parent
@@ -115,10 +117,12 @@ def test_the_circle_finder_finds_a_circle_and_only_a_circle() -> None:
     assert _circles(graph) == [["a", "b", "c"]]
 
 
+@pytest.mark.slow
 def test_no_module_is_in_an_import_circle() -> None:
     assert _circles(_graph()) == []
 
 
+@pytest.mark.slow
 def test_the_import_graph_sees_imports_inside_functions_but_not_type_checking_ones() -> None:
     graph = _graph()
     assert (

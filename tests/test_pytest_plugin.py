@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from trialscore.runner.seeds import trial_seed
 from trialscore.stats import proportion_interval
 
@@ -109,6 +111,7 @@ def check_flaky(lines: dict[str, str], n: int) -> None:
     assert lines["test_flaky"] == f"{c}/{n} passed, rate {rate}, flaky, min 0.5 (point)"
 
 
+@pytest.mark.slow
 def test_outcomes_and_summary(tmp_path: Path) -> None:
     done = pytest_run(tmp_path)
     output = done.stdout
@@ -145,6 +148,7 @@ def test_outcomes_and_summary(tmp_path: Path) -> None:
     assert "every trial errored (3 of 3): nothing could be judged" in output
 
 
+@pytest.mark.slow
 def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Path) -> None:
     done = pytest_run(tmp_path, "--trials", "12", "-p", "xdist.plugin", "-n", "2")
     lines = summary_lines(done.stdout)
@@ -153,6 +157,7 @@ def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Pa
     assert outcomes(done.stdout)["test_setup_error"] == "ERROR"
 
 
+@pytest.mark.slow
 def test_trials_zero_is_one_usage_error_before_any_test(tmp_path: Path) -> None:
     for option, message in (
         (["--trials", "0"], "--trials must be at least 1 (the trials of each marked test); got 0"),
@@ -193,6 +198,7 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
     assert '[project.entry-points.pytest11]\ntrialscore = "trialscore.pytest_plugin"\n' in pyproject
 
 
+@pytest.mark.slow
 def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(tmp_path: Path) -> None:
     impossible = (
         "import pytest\n\n"
@@ -220,6 +226,7 @@ def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(tmp_path: Pa
     assert done.returncode == 0 and "1 passed" in done.stdout
 
 
+@pytest.mark.slow
 def test_the_confident_rule_passes_a_test_below_its_bar_at_most_at_its_nominal_rate() -> None:
     """Exact: the chance that X ~ Binomial(n, bar) passes (the worst true rate below the bar) is at most
     (1 - level) / 2 for every n up to 200 and four bars; at each bar the rule can pass from its stated n."""

@@ -98,6 +98,7 @@ finite_scores = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(scores=finite_scores)
 def test_zero_tolerance_matches_scipy_rankdata_on_negated_scores(scores: list[float]) -> None:
@@ -111,6 +112,7 @@ def test_zero_tolerance_matches_scipy_rankdata_on_negated_scores(scores: list[fl
     levels=st.lists(st.integers(min_value=-50, max_value=50), min_size=1, max_size=40),
     jitter=st.lists(st.floats(min_value=-0.45, max_value=0.45), min_size=40, max_size=40),
 )
+@pytest.mark.slow
 def test_scores_within_tol_of_well_separated_levels_rank_like_the_levels(
     levels: list[int], jitter: list[float]
 ) -> None:

@@ -85,6 +85,7 @@ def banks(run: Path) -> dict[str, Bank]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_the_records_keep_the_trajectories_and_the_graders_judge_them(runs: dict[str, Path]) -> None:
     seen = {"extra": 0, "missing": 0, "wrong": 0, "misanswered": 0}
@@ -108,6 +109,7 @@ def test_the_records_keep_the_trajectories_and_the_graders_judge_them(runs: dict
     assert min(seen.values()) > 0  # extra, missing and wrong calls and wrong answers all occurred
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_score_per_grader_shows_the_process_beside_the_answer(runs: dict[str, Path]) -> None:
     args = ["score", str(runs["careful"]), str(runs["cheap"]), "--by", "target", "--per-grader"]
@@ -143,6 +145,7 @@ def test_score_per_grader_shows_the_process_beside_the_answer(runs: dict[str, Pa
     assert code == 0 and "target=cheap, grader=process" in table and "pass^k: unbiased" in table
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_compare_non_inferior_per_grader_and_on_cost(runs: dict[str, Path]) -> None:
     base, cand = str(runs["careful"]), str(runs["cheap"])

@@ -135,6 +135,7 @@ def test_a_long_table_with_a_repeat_column_equals_statsmodels_and_krippendorff(t
     assert found["intra"]["a"]["coders"] == ["repeat 0", "repeat 1"]
 
 
+@pytest.mark.slow
 def test_two_scorers_of_an_inspect_log_are_two_judges(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
     from inspect_ai import Task

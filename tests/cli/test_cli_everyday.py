@@ -109,6 +109,7 @@ def as_json(result: Any) -> dict[str, Any]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_runs_show_status_and_planned_trials(store: Path) -> None:
     runs = as_json(invoke(store, "runs", "-f", "json"))["runs"]
     assert [run["suite"] for run in runs] == ["alpha", "beta", "alpha", "alpha"]
@@ -139,6 +140,7 @@ def test_reading_a_partial_run_warns_once(store: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_compare_latest_pairs_runs_of_one_suite_per_target(store: Path) -> None:
     result = invoke(store, "compare", "latest~1", "latest", "-f", "json")
     payload = as_json(result)
@@ -179,6 +181,7 @@ def test_a_gate_on_the_partial_run_cannot_judge_unless_allowed(store: Path) -> N
     assert "not tested: target=a, category=solo; target=b, category=solo" in by_category.output
 
 
+@pytest.mark.slow
 def test_rank_track_plan_and_report(store: Path, tmp_path: Path) -> None:
     ranked = as_json(invoke(store, "rank", "latest~1", "-f", "json"))
     assert {model["label"] for model in ranked["models"]} == {"target=a", "target=b"}

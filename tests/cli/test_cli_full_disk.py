@@ -45,6 +45,7 @@ def trials(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_trials(tmp_path_factory.mktemp("trials") / "trials.jsonl", 40, 5, seed=3)
 
 
+@pytest.mark.slow
 def test_report_junit_and_step_summary_over_a_full_tmpfs(tmp_path: Path, trials: Path) -> None:
     if not can_mount():
         pytest.skip("cannot mount a tmpfs here (see the file-size-limit test below)")

@@ -153,6 +153,7 @@ def _cases_suite(answers: list[str], trials: int = 3) -> str:
 AGENT = 'read -r pattern; if [ "$(printf %s "$pattern" | cut -c $((TRIALSCORE_TRIAL + 1)))" = P ]; then echo yes; else echo "$pattern"; fi\n'  # noqa: E501
 
 
+@pytest.mark.slow
 def test_baseline_regression_fails_the_gate_and_annotates_only_the_cases_that_changed(tmp_path: Path) -> None:
     (tmp_path / "agent.sh").write_text(AGENT)
     suite = tmp_path / "suite.yaml"

@@ -65,6 +65,7 @@ def _human(bank: dict[str, np.ndarray]) -> np.ndarray:
     return np.where(np.arange(ITEMS)[:, None] < LABELLED, bank["truth"], np.nan)
 
 
+@pytest.mark.slow
 def test_score_with_labels_gives_the_prediction_powered_figures_beside_human_and_judge_only(
     tmp_path: Path,
 ) -> None:
@@ -114,6 +115,7 @@ def test_score_with_labels_gives_the_prediction_powered_figures_beside_human_and
     assert "judge noise: grader judge, judge gpt" in table.stdout
 
 
+@pytest.mark.slow
 def test_judged_figures_without_labels_say_judge_only_in_every_format(tmp_path: Path, monkeypatch) -> None:
     _judged(tmp_path, {"m": 1.0})
     summary = tmp_path / "summary.md"
@@ -134,6 +136,7 @@ def test_judged_figures_without_labels_say_judge_only_in_every_format(tmp_path: 
     assert "calibration" not in plain and "judge_noise" not in plain
 
 
+@pytest.mark.slow
 def test_compare_with_labels_gives_the_paired_difference_by_human_standards(tmp_path: Path) -> None:
     banks = _judged(tmp_path, {"base": 1.0, "cand": 0.8})
     _labels(tmp_path / "labels.csv", banks)

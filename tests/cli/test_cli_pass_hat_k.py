@@ -64,6 +64,7 @@ def pass_hat_4(path: Path, *args: str) -> dict[str, object]:
     ("model", "solved", "all_errored", "excluded", "failed"),
     [("grok-4-1-fast", 5, 1, "5.21", "5.15"), ("gemini-2-5-pro", 1, 4, "1.08", "1.03")],
 )
+@pytest.mark.slow
 def test_score_gives_both_published_numbers_of_tau2_bench_497_and_says_which(
     tmp_path: Path, model: str, solved: int, all_errored: int, excluded: str, failed: str
 ) -> None:
@@ -160,6 +161,7 @@ def test_plugin_intervals_and_what_is_refused(tmp_path: Path) -> None:
     assert code == 2 and "biased" in err
 
 
+@pytest.mark.slow
 def test_compare_and_the_run_state_their_convention(tmp_path: Path) -> None:
     path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     code, out, _ = cli("compare", str(path), str(path), "--metric", "pass^k", "--k", "4", "-f", "json")

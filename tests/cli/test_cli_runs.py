@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -46,6 +47,7 @@ def test_runs_lists_both_runs_with_their_numbers(tmp_path: Path) -> None:
     assert first in table.output and second in table.output
 
 
+@pytest.mark.slow
 def test_score_and_compare_read_run_ids_and_latest(tmp_path: Path) -> None:
     first, _ = _two_runs(tmp_path)
     store = ["--store", str(tmp_path / "s.sqlite")]
@@ -66,6 +68,7 @@ def test_score_and_compare_read_run_ids_and_latest(tmp_path: Path) -> None:
     assert detail["targets"][0]["failing_cases"] == ["big-prime"]
 
 
+@pytest.mark.slow
 def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(tmp_path: Path) -> None:
     _two_runs(tmp_path)
     store = ["--store", str(tmp_path / "s.sqlite")]
@@ -79,6 +82,7 @@ def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(tmp_path: Path) 
     assert not (tmp_path / "none.sqlite").exists()
 
 
+@pytest.mark.slow
 def test_real_processes_two_runs_then_runs_score_and_compare(tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -100,6 +104,7 @@ def test_real_processes_two_runs_then_runs_score_and_compare(tmp_path: Path) -> 
     assert compared.returncode == 0 and "identical" in compared.stdout  # the seeded demo repeats exactly
 
 
+@pytest.mark.slow
 def test_track_reads_every_stored_run_dated_by_the_store(tmp_path: Path) -> None:
     from trialscore.runner.store import TrialStore
 
@@ -122,6 +127,7 @@ def test_track_reads_every_stored_run_dated_by_the_store(tmp_path: Path) -> None
     assert by_name.exit_code == 0 and json.loads(by_name.output)["categories"][0]["comparison"] is not None
 
 
+@pytest.mark.slow
 def test_report_reads_stored_runs_as_their_folders(tmp_path: Path) -> None:
     first, second = _two_runs(tmp_path)
     store = ["--store", str(tmp_path / "s.sqlite")]

@@ -81,6 +81,7 @@ def test_every_k_small_n_matches_exact() -> None:
                 assert rel_err(hat, exact_hat(n, s, k)) <= 1e-13, (n, s, k)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(st.data())
 def test_large_n_matches_exact(data: st.DataObject) -> None:

@@ -113,6 +113,7 @@ def test_pass_at_k_tiny_value_keeps_relative_accuracy() -> None:
     assert rel_err(pass_at_k(100_000, 1, 2), exact_pass_at_k(100_000, 1, 2)) <= 1e-13
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.integers(2, 300), st.data())
 def test_pass_at_k_non_decreasing_in_k_and_c(n: int, data: st.DataObject) -> None:
@@ -158,6 +159,7 @@ def test_pass_to_the_k_seed_example() -> None:
 rates = st.floats(0.0, 1.0, allow_nan=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(rates, st.integers(1, 400))
 def test_naive_and_power_match_exact_fractions(p: float, k: int) -> None:

@@ -109,6 +109,7 @@ def test_choose_ratio_table_and_curve_agree_with_exact() -> None:
             assert oracle.rel_err(row[k], oracle.exact_ratio(math.comb(a, k), math.comb(n, k))) < 1e-13
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "k"), [(2_000, 300), (50_000, 1_000)])
 def test_windowed_expectation_keeps_far_tails_accurate(n: int, k: int) -> None:
     """Thresholds far above and below the mode: the window must follow the credited tail."""

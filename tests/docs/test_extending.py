@@ -64,6 +64,7 @@ def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=120, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recipe", ["A metric", "A grader type", "A target type", "A log format"])
 def test_every_recipe_runs_as_written(tmp_path: Path, recipe: str) -> None:
     commands = materialise(sections()[recipe], tmp_path)
@@ -86,6 +87,7 @@ def test_every_recipe_runs_as_written(tmp_path: Path, recipe: str) -> None:
         assert "pass@2" in outputs[0] and "rows: 4 read, 4 used" in outputs[0]
 
 
+@pytest.mark.slow
 def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(tmp_path: Path) -> None:
     materialise(sections()["A grader type"], tmp_path)
     (tmp_path / "shout_grader.py").write_text("raise RuntimeError('broken on purpose')\n")

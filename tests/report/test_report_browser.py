@@ -22,6 +22,7 @@ VISIBLE = "Array.from(document.querySelectorAll('#case-table tbody tr')).filter(
 FIRST_CASE = "document.querySelector('#case-table tbody tr:not([hidden]) button.case').textContent"
 
 
+@pytest.mark.slow
 def test_dump_dom_shows_the_rendered_page(tmp_path: Path) -> None:
     page = write_report(tmp_path / "r.html", [write_trials(tmp_path / "t.jsonl", 12, 4, seed=3)])
     dom = dump_dom(page)
@@ -32,6 +33,7 @@ def test_dump_dom_shows_the_rendered_page(tmp_path: Path) -> None:
     assert "12 of 12 cases" in dom
 
 
+@pytest.mark.slow
 def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     base = write_trials(tmp_path / "base.jsonl", 30, 6, seed=1)
     now = write_trials(tmp_path / "now.jsonl", 30, 6, seed=2, shift=-0.2)
@@ -71,6 +73,7 @@ def test_sorting_filtering_search_and_drawer(tmp_path: Path, open_page) -> None:
     assert [url for url in page.requests() if not url.startswith("file://")] == []
 
 
+@pytest.mark.slow
 def test_payloads_stay_text_in_the_browser(tmp_path: Path, open_page) -> None:
     report = write_report(
         tmp_path / "r.html",
@@ -96,6 +99,7 @@ def test_payloads_stay_text_in_the_browser(tmp_path: Path, open_page) -> None:
     assert page.problems() == [], json.dumps(page.problems())
 
 
+@pytest.mark.slow
 def test_the_checks_catch_a_request_and_a_script_error(tmp_path: Path, open_page) -> None:
     """Negative control: a page that loads an image from the network and throws is caught."""
     bad = tmp_path / "bad.html"
@@ -114,6 +118,7 @@ CHART_TEXT = """Array.from(document.querySelectorAll('svg.chart text')).map(t =>
     t.textContent])"""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("days", [(6, 13, 20), tuple(range(1, 13))], ids=["3 runs", "12 runs"])
 def test_chart_text_is_readable_and_no_label_is_clipped(
     tmp_path: Path, open_page, days: tuple[int, ...]
@@ -146,6 +151,7 @@ def test_chart_text_is_readable_and_no_label_is_clipped(
     assert page.problems() == []
 
 
+@pytest.mark.slow
 def test_the_drawer_shows_what_the_case_asked_and_expected(tmp_path: Path, open_page) -> None:
     from typer.testing import CliRunner
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.report.conftest import needs_browser, write_records
 from tests.report.test_report_browser import CHART_TEXT
 from tests.report.test_report_effort import agent_rows
@@ -16,6 +18,7 @@ pytestmark = needs_browser
 HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
 
 
+@pytest.mark.slow
 def test_the_cost_panel_draws_its_chart_and_tables(tmp_path: Path, open_page: Any) -> None:
     targets = {HOSTILE: (0.5, 0.01), "middle": (0.7, 0.05), "strong": (0.85, 0.2), "dear": (0.6, 0.3)}
     rows = agent_rows(21, cases=25, targets=targets)

@@ -92,6 +92,7 @@ def poll(what: str, read: Callable[[], Any], ok: Callable[[Any], bool], timeout:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_a_live_page_follows_the_run_and_stops_with_it(tmp_path: Path, open_page: Any) -> None:
     gates, page_path = tmp_path / "gates", tmp_path / "live.html"
     gates.mkdir()
@@ -165,6 +166,7 @@ def test_a_live_page_follows_the_run_and_stops_with_it(tmp_path: Path, open_page
         runner.join(240)
 
 
+@pytest.mark.slow
 def test_a_page_whose_run_stopped_writing_stops_reloading(tmp_path: Path, open_page: Any) -> None:
     """A live page that stays the same (its run was killed) reloads until ``stale`` seconds passed
     without news, then says so and stops."""

@@ -36,6 +36,7 @@ def _clean(page: Any) -> None:
     assert [url for url in page.requests() if not url.startswith("file://")] == []
 
 
+@pytest.mark.slow
 def test_a_permalink_opens_the_drawer_at_its_trial(agent_page: Path, open_page: Any) -> None:
     page = open_page(agent_page, "#case=capital&trial=2")
     page.until(DRAWER_OPEN)
@@ -61,6 +62,7 @@ def test_a_permalink_opens_the_drawer_at_its_trial(agent_page: Path, open_page: 
     _clean(page)
 
 
+@pytest.mark.slow
 def test_distinct_outputs_with_counts_and_the_loose_grouping(agent_page: Path, open_page: Any) -> None:
     page = open_page(agent_page, "#case=capital")
     page.until(DRAWER_OPEN)
@@ -93,6 +95,7 @@ def test_distinct_outputs_with_counts_and_the_loose_grouping(agent_page: Path, o
     _clean(page)
 
 
+@pytest.mark.slow
 def test_copy_as_markdown(agent_page: Path, open_page: Any) -> None:
     page = open_page(agent_page, "#case=capital")
     page.until(DRAWER_OPEN)
@@ -108,6 +111,7 @@ def test_copy_as_markdown(agent_page: Path, open_page: Any) -> None:
     _clean(page)
 
 
+@pytest.mark.slow
 def test_word_diff_markup(agent_page: Path, open_page: Any) -> None:
     page = open_page(agent_page)
     cells = page.eval(
@@ -126,6 +130,7 @@ def test_word_diff_markup(agent_page: Path, open_page: Any) -> None:
     _clean(page)
 
 
+@pytest.mark.slow
 def test_tool_call_strips(agent_page: Path, open_page: Any) -> None:
     page = open_page(agent_page, "#case=agent")
     page.until(DRAWER_OPEN)
@@ -147,6 +152,7 @@ def test_tool_call_strips(agent_page: Path, open_page: Any) -> None:
     _clean(page)
 
 
+@pytest.mark.slow
 def test_heat_map(tmp_path: Path, open_page: Any) -> None:
     runs = dated_runs(tmp_path, 6, falling=3, steady_passes=10, month=3, late=False)
     page = open_page(write_report(tmp_path / "r.html", runs))
@@ -208,6 +214,7 @@ CONTRAST = f"""(() => {{
 }})()"""
 
 
+@pytest.mark.slow
 def test_reading_text_size_themes_print_and_keyboard(tmp_path: Path, open_page: Any) -> None:
     before, now = agent_runs(tmp_path)
     page = open_page(write_report(tmp_path / "r.html", [before, now], baseline=before), "#case=agent")
@@ -266,6 +273,7 @@ def test_reading_text_size_themes_print_and_keyboard(tmp_path: Path, open_page: 
     _clean(page)
 
 
+@pytest.mark.slow
 def test_payloads_stay_text_in_the_new_panels(tmp_path: Path, open_page: Any) -> None:
     report = write_report(
         tmp_path / "r.html",

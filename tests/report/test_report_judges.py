@@ -92,6 +92,7 @@ def test_flip_rates_agreement_and_bias_against_labels(flipping: Path) -> None:
     assert panel["calibration"].startswith("calibrated against human labels")
 
 
+@pytest.mark.slow
 @needs_browser
 @pytest.mark.timeout(300)
 def test_the_panel_opens_offline_without_problems(tmp_path: Path, flipping: Path, open_page) -> None:

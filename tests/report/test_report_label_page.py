@@ -75,6 +75,7 @@ def test_a_run_that_is_not_the_runners_is_refused(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "the labelling page reads a run of the runner" in result.stderr
 
 
+@pytest.mark.slow
 @needs_browser
 @pytest.mark.timeout(300)
 def test_mark_download_and_read_back_with_score_human(tmp_path: Path, open_page) -> None:

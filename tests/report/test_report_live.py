@@ -141,6 +141,7 @@ def test_the_last_page_of_an_interrupted_run_says_so(tmp_path: Path, suite: Suit
     assert f'<p class="warn">{note} trials missing</p>' in html
 
 
+@pytest.mark.slow
 def test_pages_are_whole_at_any_moment(tmp_path: Path, suite: Suite) -> None:
     """A reader polling the file while pages are written sees a whole page each time (never a cut one)."""
     path = tmp_path / "live.html"

@@ -79,6 +79,7 @@ ITEM_METHODS = ("auto", "bootstrap", "bca")
 POOLED_METHODS = ("wilson", "clopper-pearson", "jeffreys", "agresti-coull")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ci", ITEM_METHODS + POOLED_METHODS)
 def test_score_of_a_counts_table_equals_the_trials_for_every_metric_and_interval(runs, ci, tmp_path):
     raw_path, counts_path = runs["raw0"], runs["counts0"]
@@ -105,6 +106,7 @@ def test_score_of_a_counts_table_equals_the_trials_for_every_metric_and_interval
     assert len(payload["groups"]) == 2  # one per target, as from the trials
 
 
+@pytest.mark.slow
 def test_score_by_category_with_errors_as_failures_and_a_table_of_rows(runs):
     args = ["--by", "category", "--errors", "fail", "--k", "1,3", "-f", "json"]
     same_json(cli("score", str(runs["raw1"]), *args), cli("score", str(runs["counts1"]), *args), runs["raw1"])
@@ -124,6 +126,7 @@ def test_a_table_reduced_with_a_score_threshold_scores_as_the_thresholded_trials
     assert "is a counts table; --score-col applies when reducing trials" in refused.output
 
 
+@pytest.mark.slow
 def test_compare_rank_track_and_plan_from_counts_tables_equal_the_trials(runs):
     paths = [runs[name] for name in runs]
     for extra in ([], ["--estimand", "items", "--permutations", "500"], ["--fail-on", "regression"]):
@@ -159,6 +162,7 @@ def _without_strips(view: Any) -> Any:
     return view
 
 
+@pytest.mark.slow
 def test_the_report_of_a_counts_table_has_the_figures_of_the_trials(runs):
     panels = {panel.id: panel for panel in PANELS}
     for by in ("target", "category"):
@@ -213,6 +217,7 @@ def _threshold():
     return ColumnMap(score="score", threshold=0.6)
 
 
+@pytest.mark.slow
 def test_shards_reduced_apart_and_merged_give_the_table_of_all_trials(runs, tmp_path):
     table = pq.read_table(runs["raw0"])
     order = np.random.default_rng(7).permutation(table.num_rows)

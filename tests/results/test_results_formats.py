@@ -189,6 +189,7 @@ def _inspect_log(tmp_path, log_format: str, name: str = "tiny"):
     return log.location
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
 @pytest.mark.parametrize("log_format", ["eval", "json"])
 def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
@@ -203,6 +204,7 @@ def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
     assert [group.label for group in suite.groups()] == ["suite=tiny"]
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
 def test_a_folder_of_inspect_ai_logs_reads_every_log(tmp_path):
     from typer.testing import CliRunner

@@ -50,6 +50,7 @@ def test_counts_per_item_target_and_category() -> None:
     assert counts.stats.rows_read == 36 and counts.stats.rows_errored == 1
 
 
+@pytest.mark.slow
 def test_score_with_no_flags() -> None:
     assert detect_format(CLASSIFY1).NAME == "helm"
     assert detect_format(CLASSIFY1 / "per_instance_stats.json").NAME == "helm"

@@ -88,6 +88,7 @@ def _own_counts(log: Any, task: bool = False) -> dict[tuple[str, ...], tuple[int
     return {key: (graded, passed, errored) for key, (graded, passed, errored) in out.items()}
 
 
+@pytest.mark.slow
 def test_two_scorers_are_scored_apart_and_named_with_the_scorer_hint(tmp_path: Path) -> None:
     from inspect_ai.scorer import includes, match
 
@@ -115,6 +116,7 @@ def test_two_scorers_are_scored_apart_and_named_with_the_scorer_hint(tmp_path: P
     assert "scorer 'exact' is not in the inputs; the scorers are includes, match" in wrong.stderr
 
 
+@pytest.mark.slow
 def test_an_eval_set_scores_each_task_and_a_parent_folder_is_read_recursively(tmp_path: Path) -> None:
     first = _eval(tmp_path / "evals" / "monday" / "set", "add", samples=3, epochs=2)
     second = _eval(tmp_path / "evals" / "tuesday", "double", samples=2, epochs=2)
@@ -129,6 +131,7 @@ def test_an_eval_set_scores_each_task_and_a_parent_folder_is_read_recursively(tm
     assert len(counts.stats.sources) == 2
 
 
+@pytest.mark.slow
 def test_a_log_that_stopped_on_an_error_is_read_and_said_to_be_partial(tmp_path: Path) -> None:
     log = _eval(tmp_path / "logs", "stops", samples=32, epochs=1, crash_on="q6")
     assert log.status == "error"
@@ -152,6 +155,7 @@ def test_a_log_that_stopped_on_an_error_is_read_and_said_to_be_partial(tmp_path:
     assert message in page.read_text()
 
 
+@pytest.mark.slow
 def test_a_zip_bomb_in_an_eval_log_is_refused_naming_the_member(tmp_path: Path) -> None:
     log = _eval(tmp_path / "logs", "tiny", samples=1, epochs=1)
     bomb = tmp_path / "bomb.eval"

@@ -23,6 +23,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return small_log(tmp_path_factory.mktemp("inspect-small"))
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_grown_log_counts_as_inspect_ai_reads_its_samples(template, tmp_path):
     from inspect_ai.log import read_eval_log
@@ -56,6 +57,7 @@ def test_a_grown_log_counts_as_inspect_ai_reads_its_samples(template, tmp_path):
     assert int(counts.c.sum()) == expected
 
 
+@pytest.mark.slow
 def test_a_log_still_being_written_is_read_from_its_journal_and_said_to_be_partial(template, tmp_path):
     log = big_log(template, tmp_path / "running.eval", samples=12000, transcript_chars=10, journal_only=True)
     with zipfile.ZipFile(log) as archive:

@@ -194,6 +194,7 @@ def test_one_output_path_per_seed_makes_each_run_folder_a_trial() -> None:
 # ------------------------------------------------------------- large samples files, read a line at a time
 
 
+@pytest.mark.slow
 def test_grown_samples_files_count_what_their_lines_say(tmp_path):
     """lm_eval 0.4.13's samples grown to 3 runs of 1,500 docs (tests/results/_big_logs.py): each doc's
     graded, passed and errored trials over the runs."""
@@ -203,6 +204,7 @@ def test_grown_samples_files_count_what_their_lines_say(tmp_path):
     assert sum(value[2] for value in truth.values()) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_samples_file_is_read_one_line_at_a_time_not_whole(tmp_path):
     """Memory grows with the number of docs, not with the file: 2,000 lines of 32 KB of prompt and output

@@ -88,6 +88,7 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[S3Server, dic
     server.close()
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_bucket_prefix_scores_as_the_same_files_on_disk(s3, tmp_path):
     _, files = s3
@@ -108,6 +109,7 @@ def test_a_bucket_prefix_scores_as_the_same_files_on_disk(s3, tmp_path):
     assert json.loads(glob.stdout)["rows"]["rows_read"] == pq.read_metadata(files["run=1"]).num_rows
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_reduction_of_a_bucket_fetches_only_the_columns_it_needs(s3, tmp_path):
     server, files = s3

@@ -189,6 +189,7 @@ def test_each_assertion_is_its_own_scorer_as_promptfoo_counts_it():
 # ------------------------------------------------------------- large output, read one result at a time
 
 
+@pytest.mark.slow
 def test_a_grown_document_counts_what_its_results_say(tmp_path):
     """promptfoo 0.123.1's document grown to 3,000 results (tests/results/_big_logs.py): per target,
     scorer and test, the graded, passed and errored trials the results record."""
@@ -198,6 +199,7 @@ def test_a_grown_document_counts_what_its_results_say(tmp_path):
     assert counts.stats.rows_errored == sum(value[2] for value in promptfoo_truth(3000).values()) > 0
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_document_is_read_one_result_at_a_time_not_whole(tmp_path):
     """Memory grows with the number of results, not with the document: a document of 2,000 results with

@@ -38,6 +38,7 @@ def _score_json(*args: str) -> dict:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow
 def test_scoring_the_folder_or_its_summary_is_scoring_its_trials(run_folder):
     trials = run_folder / "trials.jsonl"
     expected = _score_json(str(trials))

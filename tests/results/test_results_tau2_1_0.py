@@ -96,6 +96,7 @@ def test_simulation_files_that_disagree_with_the_index_are_named(tmp_path: Path)
     assert "field 'simulation_index' and the files of" in message and "no file for 7-1-0c1d2e3f" in message
 
 
+@pytest.mark.slow
 def test_a_results_file_larger_than_a_document_is_streamed(tmp_path: Path) -> None:
     """A monolithic results file over the 48 MiB parsed whole (simulations with long transcripts) is
     read one simulation at a time, its info first."""

@@ -69,6 +69,7 @@ def test_tau2_counts_per_item() -> None:
     }
 
 
+@pytest.mark.slow
 def test_tau2_score_with_no_flags_file_folder_and_results_json() -> None:
     assert detect_format(TAU2_FILE).NAME == "tau2-bench"
     assert detect_format(TAU2_DIR).NAME == "tau2-bench"

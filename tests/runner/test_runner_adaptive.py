@@ -145,6 +145,7 @@ def _outcome(rng: random.Random, p: float, continuous: bool) -> tuple[float, boo
     return score, score >= 0.7
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["pass_at_k", "pass_all", "mean", "confidence_interval"])
 def test_the_scheduler_settles_only_what_the_full_design_would_say(strategy: str) -> None:
     """Many random cases, random finishing order: settled verdicts equal the verdict of all trials,
@@ -200,6 +201,7 @@ def test_settled_mean_follows_the_fixed_runs_floating_point() -> None:
         assert verdict is None or verdict == full
 
 
+@pytest.mark.slow
 def test_sequential_stops_a_clear_case_with_a_stated_interval(tmp_path: Path) -> None:
     suite = _suite("mean", 5, trials=200, adaptive=True, sequential=True, alpha=0.05)
     report = _run(suite, tmp_path, targets=None)

@@ -43,6 +43,7 @@ def _suite(tmp: Path, version: str, rates: dict[str, float]) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spread", [[], ["--workers", "2"]], ids=["one-process", "two-workers"])
 def test_a_known_regression_is_found_with_fewer_trials_than_the_fixed_design(
     tmp_path: Path, spread: list[str]

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 from rich.console import Console
 
@@ -31,6 +32,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_each_retry_of_a_command_target_gets_a_seed_of_its_own(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(AGENT)
     log = tmp_path / "calls.jsonl"

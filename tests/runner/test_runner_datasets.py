@@ -177,6 +177,7 @@ def test_a_changed_dataset_file_changes_the_suite_digest(tmp_path: Path) -> None
     assert load_suite(path).digest != before
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)  # a hang fails as a timeout, never a slow machine
 def test_ten_thousand_dataset_cases_validate_quickly(tmp_path: Path) -> None:
     jsonl(

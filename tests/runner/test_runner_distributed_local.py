@@ -23,6 +23,7 @@ from trialscore.runner.distributed.controller import MAX_LOSSES
 from trialscore.runner.distributed.options import Distribution
 
 
+@pytest.mark.slow
 def test_workers_give_the_same_records_as_one_process(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, metadata={i: {"sleep": 0.1} for i in range(6)})
     single = run(suite, tmp_path / "one.sqlite", None)
@@ -34,6 +35,7 @@ def test_workers_give_the_same_records_as_one_process(tmp_path: Path) -> None:
     assert os.getpid() in pids and len(pids - {os.getpid()}) == 2  # this process, then the two workers
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, cases=6, trials=4, metadata={2: {"mode": "die-once"}})
     report = run(suite, tmp_path / "s.sqlite", Distribution("local", 2))
@@ -49,6 +51,7 @@ def test_a_worker_killed_mid_run_loses_and_duplicates_nothing(tmp_path: Path) ->
     assert outcomes(report.records) == outcomes(run(suite, tmp_path / "one.sqlite", None).records)
 
 
+@pytest.mark.slow
 def test_a_trial_that_kills_its_worker_every_time_is_stored_as_errored(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, cases=2, trials=1, metadata={1: {"mode": "die-always"}})
     report = run(suite, tmp_path / "s.sqlite", Distribution("local", 2))
@@ -61,6 +64,7 @@ def test_a_trial_that_kills_its_worker_every_time_is_stored_as_errored(tmp_path:
     assert sum(1 for _, case, _ in calls(tmp_path) if case == "case-1") == MAX_LOSSES
 
 
+@pytest.mark.slow
 def test_a_hung_worker_loses_its_leases_when_they_expire(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, cases=4, trials=2, metadata={1: {"mode": "hang-once"}})
     report = run(suite, tmp_path / "s.sqlite", Distribution("local", 2, lease_ttl_s=1.5))
@@ -74,6 +78,7 @@ def test_a_hung_worker_loses_its_leases_when_they_expire(tmp_path: Path) -> None
             time.sleep(0.1)
 
 
+@pytest.mark.slow
 def test_the_budget_holds_across_workers(tmp_path: Path) -> None:
     # 40 trials of $0.01 against a $0.10 limit on 2 workers with 4 slots each.
     (tmp_path / "ceiling").mkdir()
@@ -105,6 +110,7 @@ def test_the_budget_holds_across_workers(tmp_path: Path) -> None:
     assert report.skipped + len(report.records) == 40
 
 
+@pytest.mark.slow
 def test_a_per_target_cap_holds_over_all_workers(tmp_path: Path) -> None:
     suite = make_suite(
         tmp_path,
@@ -126,6 +132,7 @@ def test_a_per_target_cap_holds_over_all_workers(tmp_path: Path) -> None:
     assert len({pid for pid, _, _ in calls(tmp_path)}) == 2  # both workers took part
 
 
+@pytest.mark.slow
 def test_the_controller_killed_then_resumed_reissues_only_the_missing_units(tmp_path: Path) -> None:
     suite = make_suite(
         tmp_path, cases=10, trials=6, concurrency=4, metadata={i: {"sleep": 0.05} for i in range(10)}
@@ -175,6 +182,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
+@pytest.mark.slow
 def test_cli_options_and_their_errors(tmp_path: Path) -> None:
     suite = make_suite(tmp_path, cases=2, trials=2)
     runner = CliRunner()
@@ -198,6 +206,7 @@ def test_cli_options_and_their_errors(tmp_path: Path) -> None:
     assert "[x]" in bad.output  # user text is escaped, not read as markup
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["pass_all", "pass_at_k"])
 def test_adaptive_runs_on_workers_keep_the_fixed_verdicts_and_save_trials(
     tmp_path: Path, strategy: str

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from trialscore.cli._app import EXIT_NOTHING_GRADED
@@ -44,6 +45,7 @@ def summary_of(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
+@pytest.mark.slow
 def test_a_command_target_that_does_not_exist_exits_3_with_the_errors_grouped(tmp_path: Path) -> None:
     missing = str(tmp_path / "no-such-agent")
     document = {
@@ -81,6 +83,7 @@ def test_a_command_target_that_does_not_exist_exits_3_with_the_errors_grouped(tm
     assert summary["targets"]["cli"]["trials_with_unknown_cost"] == 6
 
 
+@pytest.mark.slow
 def test_an_endpoint_answering_404_to_every_call_exits_3(tmp_path: Path, chat_server) -> None:
     document = {
         "name": "wrong-url",
@@ -119,6 +122,7 @@ def answer(case, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_partly_errored_run_exits_0_and_shows_the_errors_and_sub_cent_costs(tmp_path: Path) -> None:
     document = {
         "name": "partly",
@@ -145,6 +149,7 @@ def test_a_partly_errored_run_exits_0_and_shows_the_errors_and_sub_cent_costs(tm
     assert summary["settings"]["case_trials"] == {"case-2": 1}
 
 
+@pytest.mark.slow
 def test_resume_needs_no_suite_file_and_a_changed_file_is_named(tmp_path: Path) -> None:
     agent = "def answer(case, seed):\n    return 'yes'\n"
     document = {

@@ -122,6 +122,7 @@ def answer(case, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_full_disk_under_the_store_stops_the_run_with_one_message_and_it_resumes(tmp_path: Path) -> None:
     document = {
         "name": "fills",
@@ -218,6 +219,7 @@ def echo_headers(handler, body: dict) -> None:
         reply(handler, 200, completion("fine"))
 
 
+@pytest.mark.slow
 def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path: Path, raw_server) -> None:
     raw_server.respond = echo_headers
     document = {
@@ -398,6 +400,7 @@ def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
     assert not wait_gone([int(line) for line in pids.read_text().split()])
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     document = {
@@ -443,6 +446,7 @@ def answer(case, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exits(tmp_path: Path) -> None:
     document = {
         "name": "hangs",
@@ -516,6 +520,7 @@ def test_an_endless_response_body_is_capped(raw_server, status: int, error: str)
     assert sent[0] < 64 * 2**20  # the client stopped reading near the cap
 
 
+@pytest.mark.slow
 def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_path: Path) -> None:
     from trialscore.errors import EvaluationError
     from trialscore.results.readers import read_counts
@@ -549,6 +554,7 @@ def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_pa
 # ---------------------------------------------------------------- 18: edges
 
 
+@pytest.mark.slow
 def test_a_negative_seed_is_a_validation_error(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(
@@ -655,6 +661,7 @@ def _umask() -> int:
 # ---------------------------------------------------------------- 17: bounds on hostile suites
 
 
+@pytest.mark.slow
 def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(

@@ -58,6 +58,7 @@ def start(tmp_path: Path, suite: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
 
 
+@pytest.mark.slow
 def test_a_catastrophic_regex_errors_its_trial_naming_the_grader_and_the_limit(tmp_path: Path) -> None:
     process = start(tmp_path, regex_suite(tmp_path, timeout_s=0.5, trials=2), "--out", str(tmp_path / "out"))
     try:
@@ -73,6 +74,7 @@ def test_a_catastrophic_regex_errors_its_trial_naming_the_grader_and_the_limit(t
     assert records[0]["output"] == "a" * 5000 + "b"  # what the target said is kept
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_run_while_a_catastrophic_regex_grades(tmp_path: Path) -> None:
     process = start(tmp_path, regex_suite(tmp_path, timeout_s=120, trials=4))
     try:

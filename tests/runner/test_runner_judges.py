@@ -99,6 +99,7 @@ def _expected_call(seed: int, judge: str, repeat: int, hopeless: bool) -> dict[s
     return {"judge": judge, "repeat": repeat, "passed": score >= 0.6, "score": score, "kind": "ok"}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("combine", ["mean", "majority"])
 def test_panel_with_repeats_keeps_every_call_and_never_fails_an_errored_call(
@@ -226,6 +227,7 @@ def test_bad_panels_are_named(tmp_path: Path, grader: dict[str, Any], message: s
         load_suite(path)
 
 
+@pytest.mark.slow
 def test_a_judged_run_says_judge_only_in_its_summary_junit_and_terminal(tmp_path: Path, chat_server) -> None:
     import io
 

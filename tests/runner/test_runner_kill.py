@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 from _distributed import stored
 
@@ -87,6 +88,7 @@ def started_by(tmp_path: Path, pid: int) -> list[tuple[str, int]]:
 ALL = {(f"case-{i}", t) for i in range(CASES) for t in range(TRIALS)}
 
 
+@pytest.mark.slow
 def test_sigkill_loses_at_most_the_trials_in_flight_and_resume_duplicates_nothing(tmp_path: Path) -> None:
     suite, store = setup(tmp_path)
     first = start(suite, store)
@@ -113,6 +115,7 @@ def test_sigkill_loses_at_most_the_trials_in_flight_and_resume_duplicates_nothin
     assert set(rerun) == ALL - set(before)  # the resume ran exactly the missing trials, lost ones included
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     suite, store = setup(tmp_path)
     first = start(suite, store)

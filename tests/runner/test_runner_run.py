@@ -44,6 +44,7 @@ def cases(count: int, graders: list[dict], **extra: object) -> list[dict]:
     ]
 
 
+@pytest.mark.slow
 def test_command_target_run_writes_seeded_trials_and_seed_003_cases(tmp_path: Path) -> None:
     # The program passes a trial when its seed is even: a deterministic function of (run seed, case, trial).
     agent = tmp_path / "agent.py"

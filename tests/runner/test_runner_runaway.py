@@ -67,6 +67,7 @@ def trials(tmp_path: Path) -> list[dict]:
 # ---------------------------------------------------------------- outputs that never end
 
 
+@pytest.mark.slow
 def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memory(tmp_path: Path) -> None:
     """``yes`` writes hundreds of MB a second: reading stops at 8 MiB, the program is ended, the trial
     errors (never fails), and the run's memory stays that of a small run."""
@@ -93,6 +94,7 @@ def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memor
     assert (tmp_path / "s.sqlite").stat().st_size < 2**20
 
 
+@pytest.mark.slow
 def test_the_cap_is_set_per_target_and_a_command_grader_is_capped_too(tmp_path: Path) -> None:
     agent = """
     import sys
@@ -136,6 +138,7 @@ def answer(case, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_python_target_returning_a_huge_output_errors_and_nothing_of_it_is_kept(tmp_path: Path) -> None:
     document = {
         "name": "huge",
@@ -179,6 +182,7 @@ def read_pids(path: Path, expected: int, seconds: float = 30) -> list[int]:
     pytest.fail(f"the programs did not start their grandchildren: {path.read_text()!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
 @pytest.mark.parametrize("ending", ["timeout", "exit"])
 def test_no_descendant_of_a_command_target_survives_its_trial(tmp_path: Path, ending: str) -> None:
@@ -202,6 +206,7 @@ def test_no_descendant_of_a_command_target_survives_its_trial(tmp_path: Path, en
     assert not wait_gone(started), "descendants outlived their trial"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
 def test_sigterm_ends_every_descendant_that_left_the_group(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
@@ -242,6 +247,7 @@ print("zombie" if Path(f"/proc/{orphan}").exists() else "reaped")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
 def test_an_orphan_that_exits_on_its_own_is_reaped_not_left_a_zombie(tmp_path: Path) -> None:
     """A subreaper inherits orphans; one that ends by itself must not stay its zombie.  In a process of

@@ -69,6 +69,7 @@ def echo_disguised(handler, body: dict) -> None:
     handler.wfile.write(encoded)
 
 
+@pytest.mark.slow
 def test_a_key_echoed_in_disguise_is_never_stored_or_printed(tmp_path: Path, raw_server) -> None:
     raw_server.respond = echo_disguised
     prompts = [*sorted(disguises("x")), "answer"]

@@ -11,6 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from trialscore.runner.offloop import in_daemon_thread
@@ -95,6 +96,7 @@ def _environ() -> dict[str, str]:
     return dict(os.environ)
 
 
+@pytest.mark.slow
 def test_spinning_calls_in_threads_do_not_push_healthy_trials_past_their_timeout(tmp_path: Path) -> None:
     records = run(tmp_path, "thread", spin_s=6.0)
     healthy = [r for r in records if r["case_id"].startswith("ok")]
@@ -105,6 +107,7 @@ def test_spinning_calls_in_threads_do_not_push_healthy_trials_past_their_timeout
     )
 
 
+@pytest.mark.slow
 def test_isolation_process_kills_a_call_that_would_spin_for_ever(tmp_path: Path) -> None:
     records = run(tmp_path, "process", spin_s=10_000.0)
     healthy = [r for r in records if r["case_id"].startswith("ok")]

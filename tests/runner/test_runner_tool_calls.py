@@ -265,6 +265,7 @@ matrices = st.integers(0, 5).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(matrices)
 def test_pairing_equals_exhaustive_search(matches: np.ndarray) -> None:
@@ -279,6 +280,7 @@ call_lists = st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 2), st.boo
 @given(
     call_lists, st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 2), st.integers(0, 2)), max_size=4)
 )
+@pytest.mark.slow
 def test_score_of_calls_equals_exhaustive_pairing(
     wanted: list[tuple[str, int, bool]], made: list[tuple[str, int, int]]
 ) -> None:
@@ -371,6 +373,7 @@ def test_a_bad_tool_calls_grader_is_one_clear_line(tmp_path: Path, graders: str,
     assert re.match(r".*" + line, lines[0].strip()), lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(60)
 def test_a_pattern_that_backtracks_errors_the_trial_within_timeout_s() -> None:
     expected = (ExpectedCall(name="f", patterns={"x": "(a|aa)+c"}),)

@@ -197,6 +197,7 @@ cases:
 """
 
 
+@pytest.mark.slow
 def test_validate_imports_callables_checks_key_variables_and_schema_files(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text("def answer(case, seed):\n    return 'x'\n")
     (tmp_path / "checks.py").write_text("def present(output, case):\n    return True\n")
@@ -220,6 +221,7 @@ def test_validate_imports_callables_checks_key_variables_and_schema_files(tmp_pa
     assert not any("targets[" in line for line in lines), lines
 
 
+@pytest.mark.slow
 def test_run_checks_everything_before_it_stores_a_run_so_no_ghost_runs(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text("def answer(case, seed):\n    return 'x'\n")
     (tmp_path / "checks.py").write_text("def present(output, case):\n    return True\n")
@@ -277,6 +279,7 @@ def test_run_checks_everything_before_it_stores_a_run_so_no_ghost_runs(tmp_path:
     ],
     ids=lambda value: value if isinstance(value, str) and len(value) < 30 else "",
 )
+@pytest.mark.slow
 @pytest.mark.timeout(120)  # a hang fails as a timeout, never as a slow machine
 def test_hostile_files_are_refused_quickly_with_one_line(
     tmp_path: Path, what: str, content: bytes, message: str
@@ -310,6 +313,7 @@ cases:
 """
 
 
+@pytest.mark.slow
 def test_names_with_line_breaks_or_only_spaces_are_refused_by_validate_where_written(tmp_path: Path) -> None:
     (tmp_path / "data.csv").write_text('id,input,category\n"q\n1",x,\nq2,y,"  "\nq3,z,ok\n')
     path = write(tmp_path, BROKEN_NAMES)

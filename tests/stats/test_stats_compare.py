@@ -342,6 +342,7 @@ def exact_two_item_p(trials: int, first: int, second: int) -> float:
     return min(1.0, 2 * min(weights[sums <= observed].sum(), weights[sums >= observed].sum()))
 
 
+@pytest.mark.slow
 def test_two_items_without_spread_are_significant_only_where_the_exact_test_of_them_is() -> None:
     """Two items whose differences agree: t with 1 df on the floor, never zero width, never outside
     [-1, 1], and never significant where the exact re-split test of these two items is not."""

@@ -48,6 +48,7 @@ def test_proportion_intervals_match_statsmodels(method: str, level: float) -> No
         assert (got.level, got.method, got.n) == (level, method, n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("method", "scipy_method"), [("wilson", "wilson"), ("clopper-pearson", "exact")])
 def test_proportion_intervals_match_scipy_binomtest(method: str, scipy_method: str) -> None:
     for c, n in GRID:
