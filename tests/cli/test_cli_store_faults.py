@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import shutil
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -142,27 +144,49 @@ def test_run_on_a_damaged_store_stops_before_any_trial(stored: Path, tmp_path: P
 # ---------------------------------------------------------------- read-only media
 
 
+#: Runs the commands (a JSON object of name: arguments, in ``argv[1]``) in one process, in turn, through
+#: Typer's runner; prints each one's [exit status, output] as a JSON object on the last line.
+_IN_ONE_PROCESS = """
+import json, sys, traceback
+from typer.testing import CliRunner
+from trialscore.cli import app
+said = {}
+for name, args in json.loads(sys.argv[1]).items():
+    result = CliRunner().invoke(app, args)
+    text = result.output
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        text += "".join(traceback.format_exception(result.exception))
+    said[name] = [result.exit_code, text]
+print(json.dumps(said))
+"""
+
+
 def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
     """Each command's (exit status, output) on read-only ``media`` holding a copy of ``source``'s files.
 
     A real read-only tmpfs (remounted ``ro`` in a mount namespace of the commands' own, so root is
-    refused too); else, for a user other than root, a file and folder without write permission.
+    refused too); else, for a user other than root, a file and folder without write permission.  The
+    commands run in one Python process started there (see ``_IN_ONE_PROCESS``).
     """
+    batch = shlex.join([sys.executable, "-c", _IN_ONE_PROCESS, json.dumps(commands)]) + " 2>&1"
     if can_mount():
         setup = (
             f"mount -t tmpfs -o size=16m tmpfs {media}\ncp {source}* {media}/\nmount -o remount,ro {media}"
         )
         setup += f'\nif touch {media}/probe 2>/dev/null; then echo "the media is writable" >&2; exit 99; fi'
-        return run_commands(commands, setup, namespace=True)
-    if os.geteuid() == 0:
+        status, text = run_commands({}, setup, namespace=True, after=batch)["after"]
+    elif os.geteuid() == 0:
         pytest.skip("cannot mount here, and permission bits do not stop root: no read-only media to test")
-    copy_files(source, media)
-    for path in [*media.iterdir(), media]:
-        path.chmod(0o555 if path.is_dir() else 0o444)
-    try:
-        return run_commands(commands, "", namespace=False)
-    finally:
-        media.chmod(0o755)
+    else:
+        copy_files(source, media)
+        for path in [*media.iterdir(), media]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+        try:
+            status, text = run_commands({}, "", namespace=False, after=batch)["after"]
+        finally:
+            media.chmod(0o755)
+    assert status == 0, text
+    return {name: (code, output) for name, (code, output) in json.loads(text.splitlines()[-1]).items()}
 
 
 @pytest.mark.parametrize("wal", [False, True], ids=["closed", "with-wal"])

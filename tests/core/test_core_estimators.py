@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from decimal import Decimal
 from fractions import Fraction
 
@@ -143,23 +144,38 @@ def test_small_bank_means_are_the_double_nearest_the_exact_rational() -> None:
 # --- large n: every k, tiny results, results near 1 --------------------------------------------
 
 
-def _check_every_k(n: int, cs: list[int]) -> None:
-    """pass@k and pass^k for every k = 1..n against exact integer binomials."""
-    curve = {c: ts.pass_curve(ts.Bank.from_counts([n], [c])) for c in cs}
-    hits = {c: 1 for c in cs}
-    misses = {c: 1 for c in cs}
-    den = 1
+def _nearest_ratios(n: int, a: int) -> Iterator[tuple[float, float]]:
+    """For k = 1..n, the doubles nearest to r = C(a, k) / C(n, k) and to 1 - r, from exact integers.
+
+    r = num / den is the product of (a - i) / (n - i) over i < k, kept in lowest terms (each
+    reduced factor is cancelled crosswise, as ``Fraction`` would), so it stays small when a is
+    near n or k passes a.  No factor exceeds 1, so r never grows with k: once r < 2**-1076, every later r
+    rounds to 0.0 and every later 1 - r to 1.0 (rounding to nearest is monotone), and the
+    product stops there.
+    """
+    num = den = 1
+    nearest = (1.0, 0.0)
     for k in range(1, n + 1):
-        den = den * (n - k + 1) // k
-        for c in cs:
-            hits[c] = hits[c] * (c - k + 1) // k if c >= k else 0
-            misses[c] = misses[c] * (n - c - k + 1) // k if n - c >= k else 0
-            assert oracle.rel_err(curve[c].pass_hat_k[k - 1], oracle.exact_ratio(hits[c], den)) < 1e-12, (
-                c,
-                k,
-            )
-            want = oracle.exact_ratio(den - misses[c], den)
-            assert oracle.rel_err(curve[c].pass_at_k[k - 1], want) < 1e-12, (c, k)
+        if num << 1076 >= den:
+            step = Fraction(a - k + 1, n - k + 1)
+            up, down = step.numerator, step.denominator
+            g, h = math.gcd(num, down), math.gcd(den, up)
+            num, den = num // g * (up // h), den // h * (down // g)
+            nearest = (oracle.exact_ratio(num, den), oracle.exact_ratio(den - num, den))
+        yield nearest
+
+
+def _check_every_k(n: int, cs: list[int]) -> None:
+    """pass@k and pass^k for every k = 1..n against exact rationals.
+
+    pass^k is C(c, k) / C(n, k) and pass@k is 1 - C(n - c, k) / C(n, k).
+    """
+    for c in cs:
+        curve = ts.pass_curve(ts.Bank.from_counts([n], [c]))
+        pairs = zip(_nearest_ratios(n, c), _nearest_ratios(n, n - c), strict=True)
+        for k, ((hat, _), (_, at)) in enumerate(pairs, start=1):
+            assert oracle.rel_err(curve.pass_hat_k[k - 1], hat) < 1e-12, (c, k)
+            assert oracle.rel_err(curve.pass_at_k[k - 1], at) < 1e-12, (c, k)
 
 
 def test_every_k_at_n_10_000_against_exact_integers() -> None:

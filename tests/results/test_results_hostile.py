@@ -126,23 +126,26 @@ def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(tmp_path: Path) -
 
 
 def _one_gib_line(path: Path, head: str, tail: str) -> None:
-    with path.open("w") as handle:
-        handle.write('{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass"}\n' + head)
-        block = "x" * 2**20
+    """Write ``head``, a GiB of ``x`` and ``tail`` (then a newline) to ``path``."""
+    with path.open("wb") as handle:
+        handle.write(head.encode())
+        block = b"x" * 2**20
         for _ in range(1024):
             handle.write(block)
-        handle.write(tail + "\n")
+        handle.write(tail.encode() + b"\n")
 
 
 def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
-    _one_gib_line(path, '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "', '"}')
+    first = '{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass"}\n'
+    _one_gib_line(
+        path, first + '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "', '"}'
+    )
     message = f"{path} line 2: a line over 80 MiB is longer than trialscore reads"
     _refused("score", str(path), message=message)
     _refused("report", str(path), "--out", str(tmp_path / "r.html"), message=message)
     array = tmp_path / "results.json"  # a tau-bench results array whose one element is 1 GiB
     _one_gib_line(array, '[{"task_id": 1, "reward": 1.0, "info": "', '"}]')
-    array.write_bytes(array.read_bytes().split(b"\n", 1)[1])
     _refused("score", str(array), message=f"{array}: element 1: an element over 80 MiB")
 
 
