@@ -14,8 +14,9 @@ Every shape ends in the same validation (:func:`trialscore.results.tally.tally`)
 the same :class:`~trialscore.results.counts.ReadStats` bookkeeping (rows read,
 skipped once each, errored) and, with :meth:`TrialSink.counts`, one
 :class:`~trialscore.results.counts.ItemCounts`.  A sink asked for ``detail`` also keeps each
-valid row as a trial, with the fields asked for (:mod:`trialscore.results.trials`), read
-from the same relation with the same roles once it is counted.
+valid row as a trial, with the fields asked for (:mod:`trialscore.results.trials`): the
+columns it needs are read once into a temporary table, then counted and read as trials with
+the same roles.
 
 >>> from trialscore.results.tally import LongTable
 >>> table = {"case_id": ["a", "a", "b"], "passed": ["true", "false", "true"]}
@@ -61,6 +62,7 @@ from trialscore.results.tally import (
     Scan,
     TallyResult,
     check_one_cluster,
+    quote_identifier,
     scan_roles,
     tally,
 )
@@ -265,14 +267,29 @@ class TrialSink:
         used = _used(resolved) | (set(RECORD_FIELDS.values()) & set(available) if records else set())
         scan = Scan(label, relation, resolved, {name: available[name] for name in used}, locate, records)
         try:
-            result = tally(self.con, scan, self.skip_invalid)
             if self._trials is None:
-                return Counted(result, resolved.groups)
+                return Counted(tally(self.con, scan, self.skip_invalid), resolved.groups)
             found = field_columns(scan, available, self._trials.fields, self.columns.verdict)
-            rows = read_trial_rows(self.con, scan, scan_roles(scan), found, self.skip_invalid)
+            needed = used | {column for column, _ in found.values()}
+            held = self._held(scan, [name for name in available if name in needed])
+            try:
+                result = tally(self.con, held, self.skip_invalid)
+                rows = read_trial_rows(self.con, held, scan_roles(held), found, self.skip_invalid)
+            finally:
+                self.con.execute(f"DROP TABLE IF EXISTS {held.relation}")
         except duckdb.Error as exc:
             raise EngineError(label, engine_reason(exc)) from exc
         return Counted(result, resolved.groups, rows, locate)
+
+    def _held(self, scan: Scan, columns: Sequence[str]) -> Scan:
+        """``scan`` over a temporary table of the columns it needs, read from its relation once: the
+        counts and the trial rows are then two queries of memory, not two reads of the input (whose
+        parse, JSON above all, is the cost).  The table keeps the input's row order, so a row's
+        place (``locate``) is the same."""
+        table = self.new_name("held")
+        selected = ", ".join(quote_identifier(name) for name in columns)
+        self.con.execute(f"CREATE TEMP TABLE {table} AS SELECT {selected} FROM {scan.relation}")
+        return dataclasses.replace(scan, relation=table)
 
     def keep(self, label: str, counted: Counted) -> None:
         """Bring a count to the full group key (filling ``file`` with ``label``) and keep it."""

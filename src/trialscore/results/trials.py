@@ -309,7 +309,7 @@ def read_trial_rows(
     skip: bool,
 ) -> Columns:
     """The valid trial rows of ``scan`` in its order, with ``position``: each row's index in the scan."""
-    table = fetch(con, trial_sql(scan, roles, found, skip))
+    table = fetch(con, trial_sql(scan, roles, found, skip), masked=True)
     table["position"] = np.arange(len(table["item"]), dtype=np.int64)
     keep = ~table.pop("bad").astype(bool)
     if not keep.all():
