@@ -96,6 +96,7 @@ DAMAGES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGES))
 @pytest.mark.parametrize("command", sorted(READERS))
 def test_a_damaged_store_is_one_line_and_exit_74_in_every_command(
@@ -189,6 +190,7 @@ def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) 
     return {name: (code, output) for name, (code, output) in json.loads(text.splitlines()[-1]).items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("wal", [False, True], ids=["closed", "with-wal"])
 def test_every_reading_command_reads_a_store_on_read_only_media(
     stored: Path, tmp_path: Path, wal: bool

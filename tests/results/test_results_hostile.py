@@ -58,6 +58,7 @@ def _refused(*args: str, message: str) -> None:
 NESTED = "[" * 100_000 + "]" * 100_000
 
 
+@pytest.mark.slow
 def test_json_nested_100000_deep_is_one_line_in_score_and_report(tmp_path: Path) -> None:
     document = tmp_path / "deep.json"
     document.write_text(f'{{"case_id": "a", "passed": true, "output": {NESTED}}}\n')
@@ -71,6 +72,7 @@ def test_json_nested_100000_deep_is_one_line_in_score_and_report(tmp_path: Path)
     _refused("report", str(records), "--out", str(tmp_path / "r.html"), message=message)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(FORMATS))
 def test_every_format_named_on_a_nested_document_says_so_in_one_line(tmp_path: Path, name: str) -> None:
     path = tmp_path / "deep.json"
@@ -87,6 +89,7 @@ def _npy_header(shape: tuple[int, ...], descr: str = "<f8") -> bytes:
     return buffer.getvalue()
 
 
+@pytest.mark.slow
 def test_npy_and_npz_headers_claiming_a_trillion_values_are_refused(tmp_path: Path) -> None:
     header = _npy_header((10**6, 10**6))
     npy = tmp_path / "huge.npy"
@@ -98,6 +101,7 @@ def test_npy_and_npz_headers_claiming_a_trillion_values_are_refused(tmp_path: Pa
     _refused("score", str(npz), message=f"{npz}:model_a: its header declares shape (1000000, 1000000)")
 
 
+@pytest.mark.slow
 def test_an_npz_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
     bomb = tmp_path / "bomb.npz"
     with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
@@ -110,6 +114,7 @@ def test_an_npz_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
     _refused("score", str(bomb), message=f"{bomb} member 'R.npy': inflates to 1056 MiB")
 
 
+@pytest.mark.slow
 def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
     bomb = tmp_path / "bomb.eval"
@@ -135,6 +140,7 @@ def _one_gib_line(path: Path, head: str, tail: str) -> None:
         handle.write(tail.encode() + b"\n")
 
 
+@pytest.mark.slow
 def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
     first = '{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass"}\n'
@@ -157,6 +163,7 @@ def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None
         ("/dev/urandom", "a character device"),
     ],
 )
+@pytest.mark.slow
 def test_a_fifo_or_a_device_is_named_for_what_it_is(tmp_path: Path, source: str, what: str) -> None:
     path = Path(source)
     if source == "fifo":
