@@ -49,11 +49,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src/trialscore
 
-# One test process per core (pytest-xdist); the slow simulations included.
+# One test process per core (pytest-xdist); the slow tests included.
 test: lint browser java
 	$(BIN)/python -m pytest -n auto
 
-# The quick loop while developing: lint, types, and every test but the slow simulations.
+# The quick loop while developing: lint, types, and every test but the slow ones (the seeded
+# simulations, and the tests that start processes, servers or a browser or grow big files).
 test-fast: lint
 	$(BIN)/python -m pytest -n auto -m "not slow"
 
