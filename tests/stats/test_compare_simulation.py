@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.special import stdtrit
+from scipy.stats import hypergeom
 
 from tests.stats._populations import NAMES, rates
 from trialscore import Bank
@@ -135,21 +136,30 @@ def test_few_items_have_the_error_rates_the_output_states() -> None:
 def resplit_verdicts(
     rng: np.random.Generator, c_a: np.ndarray, c_b: np.ndarray, n_a: int, n_b: int, resplits: int
 ) -> np.ndarray:
-    """Verdict codes of the re-split test (equal-tailed Monte Carlo p-value), vectorized over replications."""
-    total = c_a + c_b
-    observed = (c_b / n_b - c_a / n_a).mean(axis=1)
-    codes = np.zeros(c_a.shape[0], dtype=int)
-    for start in range(0, c_a.shape[0], 200):
-        block = total[start : start + 200, None, :]
-        draws = rng.hypergeometric(
-            block, n_a + n_b - block, n_b, size=(block.shape[0], resplits, block.shape[2])
-        )
-        sims = (draws / n_b - (block - draws) / n_a).mean(axis=2)
-        t = observed[start : start + 200, None]
-        low = (1 + np.sum(sims <= t + 1e-12, axis=1)) / (1 + resplits)
-        high = (1 + np.sum(sims >= t - 1e-12, axis=1)) / (1 + resplits)
-        p = np.minimum(1.0, 2 * np.minimum(low, high))
-        codes[start : start + 200] = np.where(p < ALPHA, np.sign(observed[start : start + 200]), 0)
+    """Verdict codes of the re-split test (equal-tailed Monte Carlo p-value), vectorized over replications.
+
+    The re-split statistic (the mean of c_b / n_b - c_a / n_a) rises with the candidate's passes over
+    all items, so a re-split draws that sum from its exact distribution (the convolution of the items'
+    hypergeometric distributions: the library's re-splits, summed) and ties compare exactly, in passes.
+    """
+    reps, items = c_a.shape
+    passes = np.arange(n_b + 1)
+    pmf = np.ones((reps, 1))  # distribution of the candidate's re-split passes over the items so far
+    for item in range(items):
+        each = hypergeom.pmf(passes, n_a + n_b, c_a[:, item, None] + c_b[:, item, None], n_b)
+        summed = np.zeros((reps, pmf.shape[1] + n_b))
+        for k in passes:
+            summed[:, k : k + pmf.shape[1]] += each[:, k, None] * pmf
+        pmf = summed
+    cdf = np.cumsum(pmf, axis=1)
+    observed = c_b.sum(axis=1)
+    uniform = rng.random((reps, resplits))
+    p = np.empty(reps)
+    for rep in range(reps):
+        sims = np.searchsorted(cdf[rep], uniform[rep] * cdf[rep, -1], side="right")
+        low, high = np.sum(sims <= observed[rep]), np.sum(sims >= observed[rep])
+        p[rep] = min(1.0, 2 * (1 + min(low, high)) / (1 + resplits))
+    codes: np.ndarray = np.where(p < ALPHA, np.sign((c_b / n_b - c_a / n_a).mean(axis=1)), 0).astype(int)
     return codes
 
 

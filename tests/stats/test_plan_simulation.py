@@ -5,13 +5,16 @@ mean pass rate by delta (every item moved by one shift, clipped to [0, 1]), K = 
 item, and two sources of the plan (``pass_rate`` with the population's spread, and a pilot of 200
 items x 5 trials), the planned number of items is simulated 3,000 times and the share of comparisons
 that ``compare_paired``'s verdict calls the change is counted (Monte Carlo standard error 0.73 points
-at 80%).  A pilot is itself a sample: the pilot path draws 30 pilots, plans from each and simulates
-100 comparisons of each plan, so its figure is the power the planning procedure delivers.  Target:
+at 80%).  A pilot is itself a sample: the pilot path draws 30 pilots (shared by a population's four
+designs), plans from each and simulates 100 comparisons of each plan, so its figure is the power
+the planning procedure delivers.  Target:
 76-86% in every design.  ``pytest tests/stats/test_plan_simulation.py -s`` prints
 the table quoted in docs/stats.md.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 import pytest
@@ -41,14 +44,22 @@ def delivered(
 PILOTS = 30
 
 
+@lru_cache
+def pilots(population: str) -> tuple[Bank, ...]:
+    """PILOTS pilots of 200 items x 5 trials, shared by the population's four designs."""
+    rng = np.random.default_rng([NAMES.index(population), 37])
+    return tuple(
+        Bank.from_counts(np.full(200, 5), rng.binomial(5, rates(rng, population, (200,))))
+        for _ in range(PILOTS)
+    )
+
+
 def delivered_from_pilots(
     population: str, delta: float, direction: str, trials: int, shift: float, sign: int
 ) -> tuple[float, float]:
-    """Mean planned items and delivered power over PILOTS pilots of 200 items x 5 trials."""
-    rng = np.random.default_rng([NAMES.index(population), trials, sign + 1, 37])
+    """Mean planned items and delivered power over the population's PILOTS pilots."""
     items, power = [], []
-    for index in range(PILOTS):
-        pilot = Bank.from_counts(np.full(200, 5), rng.binomial(5, rates(rng, population, (200,))))
+    for index, pilot in enumerate(pilots(population)):
         plan = plan_sample_size(delta, pilot=pilot, direction=direction, trials=trials)
         items.append(plan.items)
         seed = [NAMES.index(population), trials, sign + 1, index, 41]

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -157,13 +158,20 @@ class _Shifted:
     direction: str
 
 
+@lru_cache(maxsize=64)
 def _item_rates(mean: float, spread: float) -> np.ndarray:
-    """Item pass rates with this mean and between-item share: Beta quantiles (a + b = 1/spread - 1)."""
+    """Item pass rates with this mean and between-item share: Beta quantiles (a + b = 1/spread - 1).
+
+    Remembered, read-only: plans of several designs (directions, trials) from one pass rate or
+    pilot share them, and the quantiles are most of a plan's work.
+    """
     if spread <= 0.0 or mean in (0.0, 1.0):
-        return np.full(1, mean)
-    size = 1.0 / spread - 1.0
-    u = (np.arange(_GRID) + 0.5) / _GRID
-    rates: np.ndarray = _scipy.betaincinv(mean * size, (1.0 - mean) * size, u)
+        rates = np.full(1, mean)
+    else:
+        size = 1.0 / spread - 1.0
+        u = (np.arange(_GRID) + 0.5) / _GRID
+        rates = _scipy.betaincinv(mean * size, (1.0 - mean) * size, u)
+    rates.setflags(write=False)
     return rates
 
 

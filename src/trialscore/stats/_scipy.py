@@ -9,7 +9,8 @@ interval needs two quantiles, computed here for scalars:
 * Student's t quantile for whole degrees of freedom up to 1,000 at two-sided levels 0.5 to
   0.99, by Newton's method on the finite series of the t distribution (Abramowitz & Stegun
   26.7.3-4), within 4e-13 relative of SciPy's ``stdtrit`` (checked in the tests); other
-  arguments go to SciPy.
+  arguments go to SciPy.  Its quantiles are remembered (planners search many designs at one
+  level, each degrees of freedom more than once).
 
 >>> from trialscore.stats import _scipy
 >>> round(_scipy.ndtri(0.975), 12), round(float(_scipy.stdtrit(10, 0.975)), 6)
@@ -19,6 +20,7 @@ interval needs two quantiles, computed here for scalars:
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from importlib import import_module
 from statistics import NormalDist
 from typing import Any
@@ -82,6 +84,7 @@ def _t_two_sided(t: float, df: int) -> float:
     return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
 
 
+@lru_cache(maxsize=4096)
 def _t_quantile(df: int, p: float) -> float:
     level = 2.0 * p - 1.0
     if df == 1:
