@@ -18,6 +18,7 @@ interval needs two quantiles, computed here for scalars:
 
 from __future__ import annotations
 
+import functools
 import math
 from importlib import import_module
 from statistics import NormalDist
@@ -82,7 +83,9 @@ def _t_two_sided(t: float, df: int) -> float:
     return 2.0 / math.pi * (theta + math.sin(theta) * math.cos(theta) * series)
 
 
+@functools.lru_cache(maxsize=4096)
 def _t_quantile(df: int, p: float) -> float:
+    """The t quantile by Newton's method; cached, since the intervals ask for the same few again and again."""
     level = 2.0 * p - 1.0
     if df == 1:
         return math.tan(0.5 * math.pi * level)
