@@ -20,9 +20,9 @@ from pathlib import Path
 import click
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from scipy import integrate, stats
 from scipy.special import expit, logit
-from click.testing import CliRunner
 from typer.main import get_command
 
 from tests.stats.test_front_simulation import check_calibration
