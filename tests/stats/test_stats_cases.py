@@ -60,6 +60,7 @@ def _runs(rng: np.random.Generator, rates: np.ndarray, trials: np.ndarray) -> di
     }
 
 
+@pytest.mark.slow
 def test_no_change_is_called_in_at_most_alpha_of_suites() -> None:
     """Two-level model: 30 cases, pass rates from Beta(2, 1) (saturated ones included), ragged trials
     (6 to 12 per case and run), the same rates in both runs: any case called changed is a false

@@ -25,8 +25,12 @@ from tests.stats._populations import BETAS, NAMES, rates
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import state_scores
 from trialscore.stats import item_interval
+from trialscore.stats._intervals import EFFECTIVE_WILSON, _histogram_interval
+from trialscore.stats._noise import state_noise_variances
 
 REPLICATIONS = 2000
+#: Every so many data sets of a simulated cell are checked against item_interval itself.
+CHECKED_EVERY = 20
 
 
 def truth(metric: str, k: int, population: str) -> float:
@@ -64,14 +68,45 @@ def exact_binary_coverage(metric: str, k: int, trials: int, items: int, value: f
     return covered
 
 
+def row_intervals(counts: np.ndarray, trials: int, metric: str, k: int | None) -> np.ndarray:
+    """Low and high of ``item_interval`` for each row of ``counts`` (passes of items with ``trials`` each).
+
+    ``item_interval`` of a bank depends only on its histogram of states: the per-state values and
+    trial-noise variances are computed once, each distinct histogram's interval by the library's
+    interval of a histogram, as ``item_interval`` calls it.  Its mean is ``freq @ values / M`` in
+    floats, not exactly rounded: equal to ``item_interval`` to 1e-12 (checked on sampled rows).
+    """
+    items, states = counts.shape[1], np.arange(trials + 1)
+    n = np.full(trials + 1, trials)
+    values = state_scores(n, states, metric, k)
+    noise = state_noise_variances(n, states, metric, k, None)
+    histograms, inverse = np.unique((counts[:, :, None] == states).sum(axis=1), axis=0, return_inverse=True)
+    out = np.empty((len(histograms), 2))
+    for row, histogram in enumerate(histograms):
+        held = histogram > 0
+        freq, held_values = histogram[held].astype(np.float64), values[held]
+        mean = float(freq @ held_values) / items
+        ceiling = items**2 / ((1 if k is None else k) * float(freq @ (1.0 / n[held])))
+        theta = min(max(mean, 0.0), 1.0)
+        if k is not None and 0.0 < theta < 1.0 and not np.all((held_values == 0.0) | (held_values == 1.0)):
+            trial_noise = float(freq @ noise[held]) / items
+            if trial_noise > 0.0:
+                ceiling = max(ceiling, items * theta * (1.0 - theta) / trial_noise)
+        interval = _histogram_interval(held_values, freq, 0.95, max(ceiling, items), EFFECTIVE_WILSON, mean)
+        out[row] = interval.low, interval.high
+    return out[inverse.ravel()]
+
+
 def simulated_coverage(metric: str, k: int | None, trials: int, items: int, population: str) -> float:
     rng = np.random.default_rng([trials, items, NAMES.index(population), len(metric), k or 0])
     value = truth(metric, k or 1, population)
     counts = rng.binomial(trials, rates(rng, population, (REPLICATIONS, items)))
-    hits = 0
-    for row in counts:
-        hits += item_interval(Bank.from_counts(np.full(items, trials), row), metric, k).contains(value)
-    return hits / REPLICATIONS
+    bounds = row_intervals(counts, trials, metric, k)
+    for row in range(0, REPLICATIONS, CHECKED_EVERY):  # the batch is item_interval on sampled data sets
+        interval = item_interval(Bank.from_counts(np.full(items, trials), counts[row]), metric, k)
+        assert bounds[row].tolist() == pytest.approx([interval.low, interval.high], rel=0, abs=1e-12)
+        assert (bounds[row, 0] <= value <= bounds[row, 1]) == interval.contains(value)
+    return float(np.mean((bounds[:, 0] <= value) & (value <= bounds[:, 1])))
 
 
 CASES = [

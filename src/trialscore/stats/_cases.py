@@ -23,6 +23,7 @@ So ``0.9 -> 0.8`` on 10 trials is noise (p = 1), and ``10/10 -> 0/10`` is a chan
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
@@ -56,10 +57,16 @@ class CaseChange(Record):
 
 
 def _fisher(before: tuple[int, int], now: tuple[int, int]) -> float:
+    (n1, c1), (n2, c2) = before, now
+    return _fisher_table(c1, n1 - c1, c2, n2 - c2)
+
+
+@functools.lru_cache(maxsize=65536)
+def _fisher_table(pass_1: int, fail_1: int, pass_2: int, fail_2: int) -> float:
+    """Fisher's two-sided p-value of one 2 x 2 table; cached, since suites repeat the same few tables."""
     from trialscore.stats import _scipy
 
-    (n1, c1), (n2, c2) = before, now
-    return float(_scipy.fisher_exact([[c1, n1 - c1], [c2, n2 - c2]]).pvalue)
+    return float(_scipy.fisher_exact([[pass_1, fail_1], [pass_2, fail_2]]).pvalue)
 
 
 def case_changes(

@@ -42,6 +42,7 @@ Sciences*, 2nd ed. (1988), ch. 2 (power of the t-test).
 
 from __future__ import annotations
 
+import functools
 import math
 
 from trialscore._validate import check_integer, check_probability, check_real
@@ -111,8 +112,10 @@ def _t_power(noncentrality: float, df: float, alpha: float, critical: float | No
     return min(upper + (0.0 if math.isnan(lower) else lower), 1.0)
 
 
+@functools.lru_cache(maxsize=4096)
 def _noncentrality_needed(df: float, alpha: float, power: float) -> float:
-    """The noncentrality at which the two-sided t-test reaches ``power`` (power rises with it)."""
+    """The noncentrality at which the two-sided t-test reaches ``power`` (power rises with it); cached,
+    since a root search costs a few hundred noncentral t evaluations and callers repeat their designs."""
     critical = float(_scipy.stdtrit(df, 1 - alpha / 2))  # the same at every noncentrality tried
     if _t_power(0.0, df, alpha, critical) >= power:
         return 0.0

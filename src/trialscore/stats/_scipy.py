@@ -86,6 +86,7 @@ def _t_two_sided(t: float, df: int) -> float:
 
 @lru_cache(maxsize=4096)
 def _t_quantile(df: int, p: float) -> float:
+    """The t quantile by Newton's method; cached, since the intervals ask for the same few again and again."""
     level = 2.0 * p - 1.0
     if df == 1:
         return math.tan(0.5 * math.pi * level)
