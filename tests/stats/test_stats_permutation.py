@@ -72,3 +72,20 @@ def test_same_seed_same_answer_and_identical_runs_are_identical() -> None:
     run = {"a": [1, 0, 1], "b": [0, 0, 1]}
     same = compare_paired(run, run, estimand="items")
     assert same.verdict == "identical" and same.p_value == 1.0
+
+
+def test_resplits_tied_with_the_observed_split_count_on_both_sides() -> None:
+    """With the same trials per item, the pass-rate delta is a whole number of passes over a common
+    denominator, so many re-splits tie the observed one; summed in another order their floats may
+    differ in the last digit, and a tie must still count as a tie (counted here in whole passes,
+    from the same seeded re-splits)."""
+    n_a, c_a = np.full(9, 3), np.array([1, 3, 2, 0, 3, 2, 3, 0, 0])
+    n_b, c_b = np.full(9, 3), np.array([3, 0, 2, 0, 1, 1, 1, 1, 0])
+    result = resplit_test(n_a, c_a, n_b, c_b, permutations=999, seed=7)
+    total = c_a + c_b
+    rng = np.random.default_rng(7)
+    resplit = rng.hypergeometric(total, n_a + n_b - total, n_b, size=(1000, 9))
+    passes = resplit[1:].sum(axis=1)
+    observed = int(c_b.sum())
+    below, above = int((passes <= observed).sum()), int((passes >= observed).sum())
+    assert result.p_value == min(1.0, 2.0 * (1 + min(below, above)) / 1000)  # 0.228; ties to one side: 0.176

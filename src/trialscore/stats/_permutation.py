@@ -211,8 +211,12 @@ def resplit_test(
         draws.append(stats)
         done += rows
     sims = np.sort(np.concatenate(draws))
-    below = int(np.searchsorted(sims, observed, side="right"))  # T* <= T
-    above = sims.size - int(np.searchsorted(sims, observed, side="left"))  # T* >= T
+    # A re-split whose statistic equals the observed one is a tie, though its item values were summed
+    # in another order and may differ in the last digits: within the tolerance it counts on both sides
+    # (else ties fall to one side by rounding, and the p-value comes out too small).
+    tolerance = 1e-12
+    below = int(np.searchsorted(sims, observed + tolerance, side="right"))  # T* <= T
+    above = sims.size - int(np.searchsorted(sims, observed - tolerance, side="left"))  # T* >= T
     p_value = min(1.0, 2.0 * (1 + min(below, above)) / (1 + sims.size))
     rank = max(1, math.ceil(alpha / 2 * (1 + sims.size)) - 1)
     low = max(observed - float(sims[-rank]), -1.0)
