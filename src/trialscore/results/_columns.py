@@ -168,12 +168,18 @@ def nulls(column: NDArray[np.generic]) -> NDArray[np.bool_]:
 
 
 def repeated(column: NDArray[np.generic]) -> NDArray[np.object_]:
-    """A column of few distinct values (a group key) with one Python object per distinct value."""
-    out = np.empty(len(column), dtype=object)
-    if column.dtype == object and bool(nulls(column).all()):  # a group key the input lacks
-        return out
-    seen: dict[object, object] = {}
-    out[:] = [seen.setdefault(value, value) for value in column.tolist()]
+    """A column of few distinct values (a group key) with one Python object per run of equal values
+    (per distinct value when the column is sorted, as the first group key of counts is).
+
+    >>> key = repeated(np.array(["".join(["a", "b"]), "ab", "c", "ab"], dtype=object))
+    >>> key.tolist(), key[0] is key[1], key[1] is key[3]
+    (['ab', 'ab', 'c', 'ab'], True, False)
+    """
+    if len(column) == 0:
+        return np.empty(0, dtype=object)
+    values = column.astype(object, copy=False)
+    starts = np.flatnonzero(np.concatenate(([True], values[1:] != values[:-1])))
+    out: NDArray[np.object_] = np.repeat(values[starts], np.diff(np.append(starts, len(values))))
     return out
 
 

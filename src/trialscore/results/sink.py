@@ -315,7 +315,7 @@ class TrialSink:
             if name in data_groups:
                 part[f"g{index}"] = table[f"g{data_groups.index(name)}"]
             else:
-                part[f"g{index}"] = strings([label if name == FILE_KEY else None] * rows)
+                part[f"g{index}"] = np.full(rows, label if name == FILE_KEY else None, dtype=object)
         data = {f"g{index}" for index in range(len(data_groups))}
         part.update((name, column) for name, column in table.items() if name not in data)
         return part
