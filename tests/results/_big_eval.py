@@ -8,7 +8,6 @@ of ``transcript_chars`` characters of message text, so the file has the size of 
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import zipfile
@@ -68,15 +67,16 @@ def big_log(
         header["status"] = "started"
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz      .,"
+    to_letters = bytes(ord(letters[byte % len(letters)]) for byte in range(256))  # random bytes -> text
     summaries: list[dict[str, Any]] = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as log:
         log.writestr("_journal/start.json", start)
         for epoch in range(1, epochs + 1):
             for index, name in enumerate(ids):
                 value = outcome(index, epoch, seed)
-                entry = copy.deepcopy(summary)
-                entry.update(
-                    id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
+                # a shallow copy: only top-level keys are set, the shared rest is only serialised
+                entry = dict(
+                    summary, id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
                 )
                 entry["scores"] = (
                     {} if value is None else {"match": {**summary["scores"]["match"], "value": value}}
@@ -84,7 +84,7 @@ def big_log(
                 summaries.append(entry)
                 error = None if value else {"message": entry["error"], "traceback": "", "traceback_ansi": ""}
                 body = dict(sample, id=name, epoch=epoch, scores=entry["scores"], error=error)
-                text = "".join(rng.choices(letters, k=transcript_chars))
+                text = rng.randbytes(transcript_chars).translate(to_letters).decode("ascii")
                 body["messages"] = [
                     *sample["messages"],
                     {"role": "assistant", "content": text, "source": "generate"},
