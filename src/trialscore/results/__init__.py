@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from trialscore._lazy import load
 
 if TYPE_CHECKING:
     from trialscore.results.columns import ColumnMap
@@ -53,8 +54,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _MODULES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"trialscore.results.{_MODULES[name]}"), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _MODULES, name)
