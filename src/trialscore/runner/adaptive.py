@@ -245,6 +245,8 @@ class _State:
     dropped: bool = False
     wasted: int = 0
     sequence: BettingSequence | None = None
+    #: the sequence's distance, with the (values seen, trials remaining) it was found at
+    sequence_steps: tuple[tuple[int, int], int] | None = None
 
     @property
     def remaining(self) -> int:
@@ -320,7 +322,10 @@ class Scheduler:
     def _distance(self, state: _State) -> int:
         steps = distance(state.settings, state.tally, state.remaining)
         if state.sequence is not None:
-            steps = min(steps, _sequence_distance(state.sequence, state.remaining))
+            at = (state.sequence.t, state.remaining)  # both change only when a trial finishes
+            if state.sequence_steps is None or state.sequence_steps[0] != at:
+                state.sequence_steps = (at, _sequence_distance(state.sequence, state.remaining))
+            steps = min(steps, state.sequence_steps[1])
         return steps
 
     def _push(self, key: tuple[str, str]) -> None:
