@@ -16,18 +16,24 @@ from trialscore.cli._app import EXIT_BAD_INPUT
 runner = CliRunner()
 
 
-def _two_runs(tmp_path: Path) -> list[str]:
-    store = str(tmp_path / "s.sqlite")
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A store ``s.sqlite`` of two demo runs (5 then 3 trials, written to ``out5``, ``out3``) and their ids.
+
+    Shared by the tests below, which only read it (reading a store or an output folder changes neither).
+    """
+    folder = tmp_path_factory.mktemp("two-runs")
+    store = str(folder / "s.sqlite")
     for trials in ("5", "3"):
         args = ["run", "--demo", "--store", store, "--no-progress", "--trials", trials]
-        assert runner.invoke(app, [*args, "--out", str(tmp_path / f"out{trials}")]).exit_code == 0
+        assert runner.invoke(app, [*args, "--out", str(folder / f"out{trials}")]).exit_code == 0
     listed = runner.invoke(app, ["runs", "--store", store, "--format", "json"])
     assert listed.exit_code == 0, listed.output
-    return [run["run_id"] for run in json.loads(listed.output)["runs"]]
+    return folder, [run["run_id"] for run in json.loads(listed.output)["runs"]]
 
 
-def test_runs_lists_both_runs_with_their_numbers(tmp_path: Path) -> None:
-    first, second = _two_runs(tmp_path)
+def test_runs_lists_both_runs_with_their_numbers(two_runs: tuple[Path, list[str]]) -> None:
+    tmp_path, (first, second) = two_runs
     payload = json.loads(
         runner.invoke(app, ["runs", "--store", str(tmp_path / "s.sqlite"), "-f", "json"]).output
     )
@@ -48,8 +54,8 @@ def test_runs_lists_both_runs_with_their_numbers(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_score_and_compare_read_run_ids_and_latest(tmp_path: Path) -> None:
-    first, _ = _two_runs(tmp_path)
+def test_score_and_compare_read_run_ids_and_latest(two_runs: tuple[Path, list[str]]) -> None:
+    tmp_path, (first, _) = two_runs
     store = ["--store", str(tmp_path / "s.sqlite")]
     by_id = runner.invoke(app, ["score", first, *store, "-f", "json"])
     by_file = runner.invoke(app, ["score", str(tmp_path / "out5" / "trials.jsonl"), "-f", "json"])
@@ -69,9 +75,10 @@ def test_score_and_compare_read_run_ids_and_latest(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(tmp_path: Path) -> None:
-    _two_runs(tmp_path)
-    store = ["--store", str(tmp_path / "s.sqlite")]
+def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(
+    two_runs: tuple[Path, list[str]], tmp_path: Path
+) -> None:
+    store = ["--store", str(two_runs[0] / "s.sqlite")]
     for args in (["score", "latest~2", *store], ["runs", "show", "nope", *store]):
         result = runner.invoke(app, args)
         assert result.exit_code == EXIT_BAD_INPUT
@@ -128,15 +135,15 @@ def test_track_reads_every_stored_run_dated_by_the_store(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_report_reads_stored_runs_as_their_folders(tmp_path: Path) -> None:
-    first, second = _two_runs(tmp_path)
-    store = ["--store", str(tmp_path / "s.sqlite")]
+def test_report_reads_stored_runs_as_their_folders(two_runs: tuple[Path, list[str]], tmp_path: Path) -> None:
+    runs, (first, second) = two_runs
+    store = ["--store", str(runs / "s.sqlite")]
     stored = tmp_path / "stored.html"
     folders = tmp_path / "folders.html"
     by_name = runner.invoke(app, ["report", "latest", "--baseline", "latest~1", *store, "--out", str(stored)])
     assert by_name.exit_code == 0, by_name.output
     by_path = runner.invoke(
-        app, ["report", str(tmp_path / "out3"), "--baseline", str(tmp_path / "out5"), "--out", str(folders)]
+        app, ["report", str(runs / "out3"), "--baseline", str(runs / "out5"), "--out", str(folders)]
     )
     assert by_path.exit_code == 0, by_path.output
     html = stored.read_text()

@@ -8,10 +8,10 @@ of ``transcript_chars`` characters of message text, so the file has the size of 
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -68,28 +68,33 @@ def big_log(
         header["status"] = "started"
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz      .,"
+    to_letters = bytes(ord(letters[byte % len(letters)]) for byte in range(256))  # random bytes -> text
     summaries: list[dict[str, Any]] = []
+    sample_json = _dumper(sample, ("id", "epoch", "scores", "error", "messages"))
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as log:
         log.writestr("_journal/start.json", start)
         for epoch in range(1, epochs + 1):
             for index, name in enumerate(ids):
                 value = outcome(index, epoch, seed)
-                entry = copy.deepcopy(summary)
-                entry.update(
-                    id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
+                # a shallow copy: only top-level keys are set, the shared rest is only serialised
+                entry = dict(
+                    summary, id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
                 )
                 entry["scores"] = (
                     {} if value is None else {"match": {**summary["scores"]["match"], "value": value}}
                 )
                 summaries.append(entry)
                 error = None if value else {"message": entry["error"], "traceback": "", "traceback_ansi": ""}
-                body = dict(sample, id=name, epoch=epoch, scores=entry["scores"], error=error)
-                text = "".join(rng.choices(letters, k=transcript_chars))
-                body["messages"] = [
-                    *sample["messages"],
-                    {"role": "assistant", "content": text, "source": "generate"},
-                ]
-                log.writestr(f"samples/{name}_epoch_{epoch}.json", json.dumps(body))
+                text = rng.randbytes(transcript_chars).translate(to_letters).decode("ascii")
+                reply = {"role": "assistant", "content": text, "source": "generate"}
+                varying = {
+                    "id": name,
+                    "epoch": epoch,
+                    "scores": entry["scores"],
+                    "error": error,
+                    "messages": [*sample["messages"], reply],
+                }
+                log.writestr(f"samples/{name}_epoch_{epoch}.json", sample_json(varying))
         chunk = 5000
         for part, first in enumerate(range(0, len(summaries), chunk), start=1):
             log.writestr(f"_journal/summaries/{part}.json", json.dumps(summaries[first : first + chunk]))
@@ -99,3 +104,22 @@ def big_log(
                 log.writestr("reductions.json", reductions)
             log.writestr("header.json", json.dumps(header))
     return out
+
+
+def _dumper(template: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[str, Any]], str]:
+    """``json.dumps(dict(template, **values))`` for ``values`` of ``keys``, text for text: the rest of
+    the template is written once, not once a sample."""
+    marks = {key: json.dumps(f"\x00{key}\x00") for key in keys}
+    skeleton = json.dumps(dict(template, **{key: f"\x00{key}\x00" for key in keys}))
+    order = sorted(keys, key=lambda key: skeleton.index(marks[key]))  # as the template has them
+    parts: list[str] = []
+    for key in order:
+        before, skeleton = skeleton.split(marks[key])
+        parts.append(before)
+
+    def dump(values: dict[str, Any]) -> str:
+        return (
+            "".join(part + json.dumps(values[key]) for part, key in zip(parts, order, strict=True)) + skeleton
+        )
+
+    return dump

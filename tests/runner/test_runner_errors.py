@@ -3,14 +3,18 @@ could be graded; costs never print as a false zero; resume needs no suite file."
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner, Result
 
+from trialscore.cli import app
 from trialscore.cli._app import EXIT_NOTHING_GRADED
 
 
@@ -22,16 +26,21 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
     return path
 
 
-def run_cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "trialscore", "run", *args]
-    command += ["--store", str(tmp_path / "store.sqlite"), "--no-progress"]
-    return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120, env=_wide())
+def _run_args(tmp_path: Path, args: tuple[str, ...]) -> list[str]:
+    return ["run", *args, "--store", str(tmp_path / "store.sqlite"), "--no-progress"]
 
 
-def _wide() -> dict[str, str]:
-    import os
+def run_cli(tmp_path: Path, *args: str) -> Result:
+    """``trialscore run ARGS`` in this process (Typer's runner) from ``tmp_path``, 200 columns wide."""
+    with contextlib.chdir(tmp_path):
+        return CliRunner().invoke(app, _run_args(tmp_path, args), env={"COLUMNS": "200"})
 
-    return {**os.environ, "COLUMNS": "200"}
+
+def run_process(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The same as its own process (the smoke test of a real run's exit status and output)."""
+    command = [sys.executable, "-m", "trialscore", *_run_args(tmp_path, args)]
+    env = {**os.environ, "COLUMNS": "200"}
+    return subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
 
 
 def cases(count: int, **extra: object) -> list[dict]:
@@ -55,7 +64,7 @@ def test_a_command_target_that_does_not_exist_exits_3_with_the_errors_grouped(tm
         "execution": {"trials": {"count": 2}, "retries": 0},
     }
     out = tmp_path / "out"
-    done = run_cli(tmp_path, str(write_suite(tmp_path, document)), "--out", str(out))
+    done = run_process(tmp_path, str(write_suite(tmp_path, document)), "--out", str(out))
     assert done.returncode == EXIT_NOTHING_GRADED == 3, done.stderr
     assert "Traceback" not in done.stderr
     assert "every trial of run" in done.stderr and "no trial could be graded" in done.stderr
@@ -101,7 +110,7 @@ def test_an_endpoint_answering_404_to_every_call_exits_3(tmp_path: Path, chat_se
     }
     out = tmp_path / "out"
     done = run_cli(tmp_path, str(write_suite(tmp_path, document)), "--out", str(out))
-    assert done.returncode == 3, done.stderr
+    assert done.exit_code == 3, done.stderr
     assert set(chat_server.statuses) == {404} and len(chat_server.statuses) == 12  # a 404 is not retried
     summary = summary_of(out)
     (group,) = summary["errors"]["groups"]
@@ -132,7 +141,7 @@ def test_a_partly_errored_run_exits_0_and_shows_the_errors_and_sub_cent_costs(tm
     }
     out = tmp_path / "out"
     done = run_cli(tmp_path, str(write_suite(tmp_path, document, AGENT)), "--out", str(out))
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.stderr
     assert "errors: 2 of 5 trials errored" in done.stdout
     # Seeds differ per trial; the volatile number is normalised, so both trials make one group.
     assert "2 x target 'a': raised RuntimeError: agent crashed on seed <n>" in done.stdout
@@ -160,19 +169,19 @@ def test_resume_needs_no_suite_file_and_a_changed_file_is_named(tmp_path: Path) 
     }
     path = write_suite(tmp_path, document, agent)
     first = run_cli(tmp_path, str(path), "--out", str(tmp_path / "first"))
-    assert first.returncode == 0, first.stderr
+    assert first.exit_code == 0, first.stderr
     run_id = summary_of(tmp_path / "first")["run_id"]
     # The file goes away (or moves): the store has the suite; agent.py still resolves beside it.
     path.rename(tmp_path / "moved.yaml")
     again = run_cli(tmp_path, "--resume", run_id, "--out", str(tmp_path / "again"))
-    assert again.returncode == 0, again.stderr
+    assert again.exit_code == 0, again.stderr
     assert f"run {run_id}: 0 trials run now, 6 stored" in again.stdout
     assert summary_of(tmp_path / "again")["targets"]["a"]["trials"]["stored"] == 6
     # A suite file that differs from the stored suite is refused, and the message says what to do.
     document["execution"]["seed"] = 9
     changed = write_suite(tmp_path, document)
     refused = run_cli(tmp_path, str(changed), "--resume", run_id)
-    assert refused.returncode == 2, refused.stderr
+    assert refused.exit_code == 2, refused.stderr
     assert f"resume: suite '{changed}' has changed since run '{run_id}' started" in refused.stderr
     assert "resume without the suite file to use the suite the run was started with: " in refused.stderr
     assert f"trialscore run --resume {run_id} --store {tmp_path / 'store.sqlite'}" in refused.stderr

@@ -25,7 +25,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from typer.testing import CliRunner
 
+from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -62,6 +64,12 @@ def run_cli(*args: str, prelude: str = "", timeout: float = 90, cwd: Path | None
         out, err = process.communicate()
         pytest.fail(f"the run hung for {timeout} s: {err[-2000:]}")
     return process.returncode, out, err
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """The CLI in this process (Typer's runner): exit status, stdout, stderr."""
+    result = CliRunner().invoke(app, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
 
 
 # ---------------------------------------------------------------- 12: a full disk under the store
@@ -220,6 +228,7 @@ def echo_headers(handler, body: dict) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(90)  # a hang fails as a timeout, never a slow machine
 def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path: Path, raw_server) -> None:
     raw_server.respond = echo_headers
     document = {
@@ -241,14 +250,10 @@ def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path: Pa
     }
     suite = write_suite(tmp_path, document)
     out, store = tmp_path / "out", tmp_path / "store.sqlite"
-    process = subprocess.run(
-        runner_command("run", str(suite), "--store", str(store), "--out", str(out), "--no-progress"),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        env={**os.environ, "LEAK_KEY": KEY},
+    code, stdout, stderr = invoke(
+        "run", str(suite), "--store", str(store), "--out", str(out), "--no-progress", env={"LEAK_KEY": KEY}
     )
-    assert process.returncode == 0, process.stderr
+    assert code == 0, stderr
     assert all(request["authorization"] == f"Bearer {KEY}" for request in raw_server.requests)
     records = {
         (r["case_id"], r["trial"]): r
@@ -264,7 +269,7 @@ def test_an_api_key_echoed_by_the_server_is_never_stored_or_printed(tmp_path: Pa
         error = records[(f"c-{prompt}", 0)]["error"]
         assert expected in error and "[REDACTED]" in error, error
     assert records[("c-ok", 1)]["verdict"] == "pass"
-    texts = {"stdout": process.stdout, "stderr": process.stderr}
+    texts = {"stdout": stdout, "stderr": stderr}
     texts.update({path.name: path.read_bytes().decode("utf-8", "replace") for path in out.iterdir()})
     texts.update({path.name: path.read_bytes().decode("latin-1") for path in tmp_path.glob("store.sqlite*")})
     for name, text in texts.items():
@@ -555,6 +560,7 @@ def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_pa
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(90)  # a hang fails as a timeout, never a slow machine
 def test_a_negative_seed_is_a_validation_error(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(
@@ -564,7 +570,7 @@ def test_a_negative_seed_is_a_validation_error(tmp_path: Path) -> None:
     )
     store = tmp_path / "s.sqlite"
     for args in (("validate", str(suite)), ("run", str(suite), "--store", str(store))):
-        code, _, err = run_cli(*args)
+        code, _, err = invoke(*args)
         assert code == 2, err
         assert f"{suite}:5: execution.seed: Input should be greater than or equal to 0; got -3" in err
         assert "Traceback" not in err
@@ -662,6 +668,7 @@ def _umask() -> int:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(60)  # a hang fails as a timeout, never a slow machine
 def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(
@@ -670,7 +677,7 @@ def test_trial_counts_and_concurrency_have_sane_maxima(tmp_path: Path) -> None:
         "         execution: {trials: {count: 100001}}}]\n"
         "execution:\n  trials: {count: 1000000000}\n  concurrency: 10000000\n"
     )
-    code, _, err = run_cli("validate", str(suite), timeout=60)  # a hang fails here
+    code, _, err = invoke("validate", str(suite))
     assert code == 2 and "Traceback" not in err, err
     assert (
         f"{suite}:6: execution.trials.count: Input should be less than or equal to 100000; got 1000000000"

@@ -15,8 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.runner.test_runner_faults import wait_gone, write_suite
+from trialscore.cli import app
 from trialscore.cli._app import EXIT_INTERRUPTED, EXIT_NOTHING_GRADED
 
 #: ``python -m trialscore ARGS`` that writes its peak resident memory (``VmHWM``: since its own start,
@@ -60,6 +62,13 @@ def run_measured(tmp_path: Path, suite: Path, timeout: float = 120) -> tuple[int
     return done.returncode, done.stderr, int(peak.read_text()) / 1024
 
 
+def run_here(tmp_path: Path, suite: Path) -> tuple[int, str]:
+    """``trialscore run SUITE`` in this process (Typer's runner): (exit status, stderr)."""
+    args = ["run", str(suite), "--store", str(tmp_path / "s.sqlite")]
+    result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out"), "--no-progress"])
+    return result.exit_code, result.stderr
+
+
 def trials(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in (tmp_path / "out" / "trials.jsonl").read_text().splitlines()]
 
@@ -95,6 +104,7 @@ def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memor
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)  # a hang fails as a timeout, never a slow machine
 def test_the_cap_is_set_per_target_and_a_command_grader_is_capped_too(tmp_path: Path) -> None:
     agent = """
     import sys
@@ -119,7 +129,7 @@ def test_the_cap_is_set_per_target_and_a_command_grader_is_capped_too(tmp_path: 
         ],
         "execution": {"trials": {"count": 1}, "retries": 0},
     }
-    code, err, _ = run_measured(tmp_path, write_suite(tmp_path, document))
+    code, err = run_here(tmp_path, write_suite(tmp_path, document))
     assert code == 0, err
     by_key = {(r["target"], r["case_id"]): r for r in trials(tmp_path)}
     assert by_key[("small", "plain")]["verdict"] == "pass"
@@ -139,6 +149,7 @@ def answer(case, seed):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(120)  # a hang fails as a timeout, never a slow machine
 def test_a_python_target_returning_a_huge_output_errors_and_nothing_of_it_is_kept(tmp_path: Path) -> None:
     document = {
         "name": "huge",
@@ -147,7 +158,7 @@ def test_a_python_target_returning_a_huge_output_errors_and_nothing_of_it_is_kep
         "cases": [{"id": "small", "input": "1"}, {"id": "huge", "input": "40"}],
         "execution": {"trials": {"count": 2}, "retries": 0},
     }
-    code, err, _ = run_measured(tmp_path, write_suite(tmp_path, document, HUGE_AGENT))
+    code, err = run_here(tmp_path, write_suite(tmp_path, document, HUGE_AGENT))
     assert code == 0, err
     by_case = {(r["case_id"], r["trial"]): r for r in trials(tmp_path)}
     assert by_case[("small", 0)]["verdict"] == "pass"

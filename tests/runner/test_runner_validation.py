@@ -6,6 +6,7 @@ endless lines), each refused with one ``file:line: rule`` message and no traceba
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import subprocess
@@ -14,7 +15,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
 
+from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.runner.options import RunOptions
 from trialscore.runner.orchestrator import execute_suite
@@ -37,14 +40,16 @@ def problems(path: Path, **options: object) -> list[str]:
     return [line.strip() for line in lines]
 
 
-def cli(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(*args: str, cwd: Path) -> Result:
+    """The CLI run in this process (Typer's runner) from ``cwd``."""
+    with contextlib.chdir(cwd):
+        return CliRunner().invoke(app, list(args))
+
+
+def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI run as its own process from ``cwd`` (the smoke test of a real run)."""
     return subprocess.run(
-        [sys.executable, "-m", "trialscore", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=120,
-        env=env,
+        [sys.executable, "-m", "trialscore", *args], capture_output=True, text=True, cwd=cwd, timeout=120
     )
 
 
@@ -214,7 +219,7 @@ def test_validate_imports_callables_checks_key_variables_and_schema_files(tmp_pa
     ]
     # The CLI says the same, one line each, exit status 2, no traceback.
     done = cli("validate", str(path), cwd=tmp_path)
-    assert done.returncode == 2, done.stderr
+    assert done.exit_code == 2, done.stderr
     assert "Traceback" not in done.stderr and "invalid suite (4 problems)" in done.stderr
     # Only the targets a run uses are checked for their environment (and the judges they need).
     lines = problems(path, targets=("agent",))
@@ -228,7 +233,7 @@ def test_run_checks_everything_before_it_stores_a_run_so_no_ghost_runs(tmp_path:
     (tmp_path / "schema.json").write_text('{"type": "string"}')
     path = write(tmp_path, ENVIRONMENT)
     store = tmp_path / "store.sqlite"
-    done = cli("run", str(path), "--store", str(store), "--no-progress", cwd=tmp_path)
+    done = cli_process("run", str(path), "--store", str(store), "--no-progress", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "targets[2].api_key_env: names 'TRIALSCORE_TEST_UNSET_KEY'" in done.stderr
     assert "Traceback" not in done.stderr
@@ -287,7 +292,7 @@ def test_hostile_files_are_refused_quickly_with_one_line(
     path = tmp_path / "suite.yaml"
     path.write_bytes(content)
     done = cli("validate", str(path), cwd=tmp_path)
-    assert done.returncode == 2, (what, done.stderr)
+    assert done.exit_code == 2, (what, done.stderr)
     assert "Traceback" not in done.stderr, done.stderr
     assert re.search(re.escape(str(path)) + message, done.stderr), (what, done.stderr)
 
@@ -331,8 +336,8 @@ def test_names_with_line_breaks_or_only_spaces_are_refused_by_validate_where_wri
     ]
     assert found[2].endswith("got 'line\\nbreak'") and found[4].endswith("got 'skill\\r\\n'")
     done = cli("validate", str(path), cwd=tmp_path)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.exit_code == 2 and "Traceback" not in done.stderr
     store = tmp_path / "store.sqlite"
     done = cli("run", str(path), "--store", str(store), "--no-progress", cwd=tmp_path)
-    assert done.returncode == 2 and line_break in done.stderr
+    assert done.exit_code == 2 and line_break in done.stderr
     assert stored_runs(store) == []  # nothing ran: no money spent on trials whose results cannot be read

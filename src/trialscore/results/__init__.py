@@ -9,14 +9,14 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from trialscore.results.columns import ColumnMap
-from trialscore.results.counts import GroupCounts, ItemCounts, ReadStats
-from trialscore.results.readers import count_records, read_counts
+from trialscore._lazy import load
 
 if TYPE_CHECKING:
+    from trialscore.results.columns import ColumnMap
+    from trialscore.results.counts import GroupCounts, ItemCounts, ReadStats
+    from trialscore.results.readers import count_records, read_counts
     from trialscore.results.records import (
         GraderResult,
         JudgeGrade,
@@ -26,8 +26,16 @@ if TYPE_CHECKING:
         verdict_of,
     )
 
-#: The record schema (Pydantic) loads on first use: reading files into counts does not need it.
-_RECORDS = ("GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of")
+#: Each name loads on first use, from its module: the record schema (Pydantic) alone, as a worker
+#: process needs it, loads no reader (nor DuckDB); reading files into counts does not need the schema.
+_MODULES = {
+    "ColumnMap": "columns",
+    **dict.fromkeys(("GroupCounts", "ItemCounts", "ReadStats"), "counts"),
+    **dict.fromkeys(("count_records", "read_counts"), "readers"),
+    **dict.fromkeys(
+        ("GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"), "records"
+    ),
+}
 
 __all__ = [
     "ColumnMap",
@@ -46,8 +54,4 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _RECORDS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module("trialscore.results.records"), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _MODULES, name)

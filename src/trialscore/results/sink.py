@@ -68,7 +68,7 @@ from trialscore.results.tally import (
 )
 from trialscore.results.trials import TRIAL_FIELDS, TrialParts, counted_rows, field_columns, read_trial_rows
 
-__all__ = ["FILE_KEY", "EngineError", "TrialSink", "engine_reason"]
+__all__ = ["FILE_KEY", "EngineError", "TrialSink", "cursor", "engine_reason"]
 
 #: The pseudo group column holding the file name.
 FILE_KEY = "file"
@@ -79,8 +79,11 @@ UTF8_BOM = b"\xef\xbb\xbf"
 _DATABASE: list[duckdb.DuckDBPyConnection] = []
 
 
-def _cursor() -> duckdb.DuckDBPyConnection:
-    """A fresh connection (own views and temp tables) to one in-memory database per process."""
+def cursor() -> duckdb.DuckDBPyConnection:
+    """A fresh connection (own views and temp tables) to one in-memory database per process.
+
+    Much cheaper than :func:`duckdb.connect`, which starts a database each time.
+    """
     if not _DATABASE:
         _DATABASE.append(duckdb.connect())
     cursor = _DATABASE[0].cursor()
@@ -149,7 +152,7 @@ class TrialSink:
         self.optional_groups = frozenset(optional_groups)
         self.columns = columns or ColumnMap()
         self.skip_invalid = skip_invalid
-        self.con = _cursor()
+        self.con = cursor()
         self.stats = ReadStats(rows_read=0)
         self._views = itertools.count()
         self._parts: list[Columns] = []

@@ -75,7 +75,8 @@ StopReason = Literal["settled_pass", "settled_fail", "settled_borderline", "sequ
 #: The most further trials :func:`distance` looks ahead (beyond it, the cap on trials in flight).
 LOOKAHEAD = 64
 
-_ORDER: dict[str, int] = {"fail": 0, "borderline": 1, "pass": 2}
+_VERDICTS = ("fail", "borderline", "pass")  # worst to best
+_ORDER: dict[str, int] = {verdict: rank for rank, verdict in enumerate(_VERDICTS)}
 _MARGIN = 1e-9  # the interval rule's bounds are computed in floating point: settle only clear of it
 
 
@@ -99,6 +100,9 @@ class Tally:
 def _mean_verdicts(settings: CaseSettings, tally: Tally, remaining: int) -> set[str]:
     """Every verdict the ``mean`` strategy can reach with up to ``remaining`` more trials."""
     reached: set[str] = set()
+    # float(total + m) exactly, without building a Fraction per m (int / int rounds correctly)
+    numerator, denominator = tally.total.numerator, tally.total.denominator
+    total = numerator / denominator
     for m in range(remaining + 1):
         n = tally.n + m
         if n == 0:
@@ -108,9 +112,9 @@ def _mean_verdicts(settings: CaseSettings, tally: Tally, remaining: int) -> set[
             reached.add("fail")  # every further trial may fail: no trial passed, the case fails
             if m == 0:
                 continue
-        low = mean_verdict(float(tally.total) / n, True, settings)
-        high = mean_verdict(float(tally.total + m) / n, True, settings)
-        reached.update(v for v, rank in _ORDER.items() if _ORDER[low] <= rank <= _ORDER[high])
+        low = mean_verdict(total / n, True, settings)
+        high = mean_verdict((numerator + m * denominator) / denominator / n, True, settings)
+        reached.update(_VERDICTS[_ORDER[low] : _ORDER[high] + 1])
         if len(reached) > 1:
             break
     return reached
@@ -180,11 +184,9 @@ def _final_interval_verdict(settings: CaseSettings, tally: Tally) -> CaseVerdict
 
 
 def _settles(settings: CaseSettings, tally: Tally, remaining: int, ones: int, zeros: int) -> bool:
-    for _ in range(ones):
-        tally = tally.add(1.0, True)
-    for _ in range(zeros):
-        tally = tally.add(0.0, False)
-    return settled(settings, tally, remaining - ones - zeros) is not None
+    # the tally after ``ones`` trials scoring 1.0 (passed) and ``zeros`` scoring 0.0, in one step
+    after = Tally(tally.n + ones + zeros, tally.total + ones, tally.passed + ones)
+    return settled(settings, after, remaining - ones - zeros) is not None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -243,6 +245,8 @@ class _State:
     dropped: bool = False
     wasted: int = 0
     sequence: BettingSequence | None = None
+    #: the sequence's distance, with the (values seen, trials remaining) it was found at
+    sequence_steps: tuple[tuple[int, int], int] | None = None
 
     @property
     def remaining(self) -> int:
@@ -318,7 +322,10 @@ class Scheduler:
     def _distance(self, state: _State) -> int:
         steps = distance(state.settings, state.tally, state.remaining)
         if state.sequence is not None:
-            steps = min(steps, _sequence_distance(state.sequence, state.remaining))
+            at = (state.sequence.t, state.remaining)  # both change only when a trial finishes
+            if state.sequence_steps is None or state.sequence_steps[0] != at:
+                state.sequence_steps = (at, _sequence_distance(state.sequence, state.remaining))
+            steps = min(steps, state.sequence_steps[1])
         return steps
 
     def _push(self, key: tuple[str, str]) -> None:
@@ -431,8 +438,7 @@ def _sequence_distance(sequence: BettingSequence, remaining: int) -> int:
     if sequence.side is not None:
         return 0
     for value in (1.0, 0.0):
-        probe = BettingSequence(sequence.alpha, sequence.threshold, sequence.truncation)
-        probe.extend(sequence._xs)
+        probe = sequence.copy()
         for j in range(1, min(remaining, LOOKAHEAD) + 1):
             probe.update(value)
             if probe.side is not None:

@@ -45,8 +45,9 @@ Every name loads its module on first use.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from trialscore._lazy import load
 
 if TYPE_CHECKING:
     from trialscore.stats._agreement import (
@@ -277,11 +278,7 @@ _HOMES = {
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _HOMES, name)
 
 
 def __dir__() -> list[str]:

@@ -46,6 +46,7 @@ Journal of the Royal Statistical Society Series B 86 (2024) 1-27 (arXiv:2010.096
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -139,6 +140,20 @@ class BettingSequence:
                 self._side = "above"
             elif self._side is None and self._at_threshold[1] >= bar:
                 self._side = "below"
+
+    def copy(self) -> BettingSequence:
+        """An independent copy in the same state: updating it leaves this sequence as it is.
+
+        >>> seq = BettingSequence(alpha=0.05, threshold=0.5)
+        >>> seq.extend([1, 0])
+        >>> probe = seq.copy()
+        >>> probe.update(1)
+        >>> seq.t, probe.t
+        (2, 3)
+        """
+        return dataclasses.replace(
+            self, _xs=list(self._xs), _bets=list(self._bets), _at_threshold=list(self._at_threshold)
+        )
 
     def extend(self, xs: Iterable[float]) -> None:
         """Add values one after the other."""

@@ -23,6 +23,7 @@ from trialscore.errors import EvaluationError, MissingColumnError, parameter, wo
 from trialscore.results._columns import Columns, fetch, integers, strings, texts
 from trialscore.results.counts_table import COUNTS_VERSION, METADATA_KEY, is_counts_table, stats_of
 from trialscore.results.formats.parquet import parquet_files
+from trialscore.results.sink import cursor
 from trialscore.results.sources import ParquetFiles, local_files
 from trialscore.results.tally import SCORE_UNIT, TallyResult, check_one_cluster, group_value, quote_identifier
 from trialscore.results.trials import counted_rows
@@ -68,7 +69,7 @@ def sniff(path: Path) -> bool:
     with files[0].open("rb") as handle:
         if handle.read(4) != b"PAR1":
             return False
-    con = duckdb.connect()
+    con = cursor()
     try:
         return holds_counts(local_files(str(path), files[:1]), con)
     finally:

@@ -208,9 +208,13 @@ def check_text(raw: bytes, source: str) -> str:
     return text
 
 
-def _check_events(yaml: YAML, text: str, source: str) -> None:
-    """Nesting depth and recursive anchors, on the parser's event stream (no recursion, no building)."""
+def _check_events(yaml: YAML, text: str, source: str) -> bool:
+    """Nesting depth and recursive anchors, on the parser's event stream (no recursion, no building).
+
+    Returns whether the text has aliases (without them it has as many values as it shows).
+    """
     anchors: list[str | None] = []  # the anchor of each open mapping or list
+    aliased = False
     for event in yaml.parse(text):
         if isinstance(event, CollectionStartEvent):
             anchors.append(event.anchor)
@@ -222,12 +226,19 @@ def _check_events(yaml: YAML, text: str, source: str) -> None:
                 )
         elif isinstance(event, CollectionEndEvent):
             anchors.pop()
-        elif isinstance(event, AliasEvent) and event.anchor in anchors:
-            raise _fail(
-                source,
-                event.start_mark.line + 1,
-                f"alias *{event.anchor} refers to the value that contains it (a recursive anchor)",
-            )
+        elif isinstance(event, AliasEvent):
+            aliased = True
+            if event.anchor in anchors:
+                raise _fail(
+                    source,
+                    event.start_mark.line + 1,
+                    f"alias *{event.anchor} refers to the value that contains it (a recursive anchor)",
+                )
+    return aliased
+
+
+class _Recursive(Exception):
+    """A value met inside itself while sizing (left to :meth:`_Walk.value` to report)."""
 
 
 class _Walk:
@@ -240,14 +251,58 @@ class _Walk:
         self.count = 0
         self.open: set[int] = set()
 
+    def _too_many(self, loc: Loc, line: int | None) -> EvaluationError:
+        return _fail(
+            self.source,
+            line,
+            f"{field_name(loc)}: the suite expands to over {MAX_VALUES:,} values (aliases of aliases?)",
+        )
+
+    def bound(self, root: Any, loc: Loc, line: int | None) -> None:
+        """Refuse ``root`` if it expands to over :data:`MAX_VALUES` values, before copying any of it.
+
+        The sizes of shared (aliased) values are counted once each, so an alias bomb is sized in
+        the time of its text; the error is the one :meth:`value` would raise at the value past the
+        bound, found by descending the sizes.
+        """
+        sizes: dict[int, int] = {}
+        sizing: set[int] = set()
+
+        def size(value: Any) -> int:
+            if not isinstance(value, Mapping | list | tuple):
+                return 1
+            known = sizes.get(id(value))
+            if known is None:
+                if id(value) in sizing:
+                    raise _Recursive
+                sizing.add(id(value))
+                items = value.values() if isinstance(value, Mapping) else value
+                known = sizes[id(value)] = 1 + sum(size(item) for item in items)
+            return known
+
+        try:
+            if size(root) <= MAX_VALUES:
+                return
+        except _Recursive:
+            return
+        index = MAX_VALUES + 1  # the refused value's place in the order :meth:`value` visits them
+        value = root
+        while index > 1:
+            index -= 1
+            mapping = isinstance(value, Mapping)
+            for key in list(value) if mapping else range(len(value)):
+                item = value[key]
+                if index <= size(item):
+                    loc, line = (*loc, self.key(key) if mapping else key), _line(value, key)
+                    value = item
+                    break
+                index -= size(item)
+        raise self._too_many(loc, line)
+
     def value(self, value: Any, loc: Loc, line: int | None) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
-            raise _fail(
-                self.source,
-                line,
-                f"{field_name(loc)}: the suite expands to over {MAX_VALUES:,} values (aliases of aliases?)",
-            )
+            raise self._too_many(loc, line)
         if line is not None:
             self.lines.setdefault(loc, line)
         if isinstance(value, Mapping | list | tuple):
@@ -318,7 +373,7 @@ def parse_suite(text: str, source: str) -> SuiteSource:
     yaml = YAML(typ="rt", pure=True)
     yaml.Constructor = _Constructor
     try:
-        _check_events(yaml, text, source)
+        aliased = _check_events(yaml, text, source)
         root = yaml.load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -329,6 +384,8 @@ def parse_suite(text: str, source: str) -> SuiteSource:
     except YAMLError as exc:
         raise _fail(source, None, f"not valid YAML: {exc}") from exc
     walk = _Walk(source)
+    if aliased:
+        walk.bound(root, (), 1)
     data = walk.value(root, (), 1)
     duplicates = tuple(
         (

@@ -30,9 +30,8 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import httpx
 from pydantic import Field
 
 from trialscore.errors import EvaluationError
@@ -40,6 +39,9 @@ from trialscore.results.trajectory import TokenUsage, ToolCall
 from trialscore.runner.redact import redact
 from trialscore.runner.registry import Loc, Name, NonNegative, Problem, Spec, TargetSpecBase, register_target
 from trialscore.runner.targets.base import TargetError, TargetReply, TransientTargetError, TrialRequest
+
+if TYPE_CHECKING:
+    import httpx  # loaded with the first target that calls an endpoint: a run without one never loads it
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -158,6 +160,8 @@ class OpenAITarget:
             key = os.environ[spec.api_key_env]
             headers["Authorization"] = f"Bearer {key}"
             self.secrets = (key,)
+        import httpx
+
         self._client = httpx.AsyncClient(
             base_url=spec.base_url,
             headers=headers,
@@ -187,6 +191,8 @@ class OpenAITarget:
         cannot grow memory.  A success whose body passes the cap errors the trial;
         an error body is only cut (its first bytes are all the message keeps).
         """
+        import httpx
+
         try:
             headers = {"X-Trialscore-Seed": str(request.seed), "X-Trialscore-Attempt": str(request.attempt)}
             async with self._client.stream(
