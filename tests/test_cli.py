@@ -172,6 +172,7 @@ def test_score_json_matches_the_library(runs):
         assert group["advice"] == [advice.to_dict() for advice in insights(bank, 3, 0.95, printed)]
 
 
+@pytest.mark.slow
 def test_score_csv_and_markdown_carry_the_same_numbers(runs):
     _, path, outcomes = runs
     common = ("score", str(path), "--by", "target", "--k", "2", "--metric", "pass@k")
@@ -188,6 +189,7 @@ def test_score_csv_and_markdown_carry_the_same_numbers(runs):
     assert table.returncode == 0 and "pass@2" in table.stdout and "rows: 144 read" in table.stdout
 
 
+@pytest.mark.slow
 def test_errored_and_skipped_rows_are_reported(tmp_path):
     outcomes = _outcomes(5, {"m": 0.5}, cases=10, trials=4)
     path = tmp_path / "runs.jsonl"
@@ -220,6 +222,7 @@ def test_errored_and_skipped_rows_are_reported(tmp_path):
     assert as_failures["rows"]["rows_used"] == 40 and as_failures["groups"][0]["trials"] == 40
 
 
+@pytest.mark.slow
 def test_compare_verdict_matches_the_library_and_gates(tmp_path):
     base = _outcomes(8, {"m": 1.5}, cases=40, trials=5)
     worse = {"m": np.where(np.random.default_rng(9).random((40, 5)) < 0.5, 0, base["m"])}

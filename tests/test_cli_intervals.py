@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -75,6 +76,7 @@ def test_error_messages_are_text_not_markup(tmp_path: Path) -> None:
     assert "got 'pass@[/a]x[inspect]'" in result.output and "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_plan_reads_a_normal_run_file_with_groups(tmp_path: Path) -> None:
     rows = [
         {"case_id": f"q{i}", "trial": t, "target": target, "passed": (i * 7 + t * 3 + len(target)) % 5 < 3}

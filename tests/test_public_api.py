@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import trialscore
 
 
@@ -25,6 +27,7 @@ def test_result_types_and_the_error_tree_are_public() -> None:
     assert issubclass(trialscore.TransientTargetError, trialscore.TargetError)
 
 
+@pytest.mark.slow
 def test_importing_the_library_and_the_cli_loads_no_heavy_module() -> None:
     code = (
         "import sys, trialscore, trialscore.cli; "

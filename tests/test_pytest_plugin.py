@@ -169,6 +169,7 @@ def test_trials_zero_is_one_usage_error_before_any_test(tmp_path: Path) -> None:
         assert "Traceback" not in done.stdout + done.stderr and "test_agent.py" not in done.stdout
 
 
+@pytest.mark.slow
 def test_an_unmarked_session_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}

@@ -124,6 +124,7 @@ def test_scores_within_tol_of_well_separated_levels_rank_like_the_levels(
         assert ranker(scores, tol=tol).tolist() == expected.tolist(), name
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(scores=finite_scores, tol=st.floats(min_value=0, max_value=1e6), seed=st.integers(0, 2**32 - 1))
 def test_rank_invariants_for_any_tolerance(scores: list[float], tol: float, seed: int) -> None:

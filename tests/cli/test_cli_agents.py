@@ -183,6 +183,7 @@ def test_compare_non_inferior_per_grader_and_on_cost(runs: dict[str, Path]) -> N
     )
 
 
+@pytest.mark.slow
 def test_per_grader_refuses_human_labels(runs: dict[str, Path], tmp_path: Path) -> None:
     labels = tmp_path / "labels.csv"
     labels.write_text("case_id,trial,target,passed\ntrip-00-paris,0,careful,true\n")

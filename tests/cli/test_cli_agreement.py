@@ -56,6 +56,7 @@ def _units(grades: dict[tuple, float], coders: list[tuple[str, int]]) -> tuple[n
     return matrix[keep], [key[0] for key, kept in zip(keys, keep, strict=True) if kept]
 
 
+@pytest.mark.slow
 def test_a_judged_run_gives_inter_and_intra_judge_agreement_equal_to_the_references(tmp_path: Path) -> None:
     krippendorff = pytest.importorskip("krippendorff")
     from sklearn.metrics import cohen_kappa_score

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trialscore import Bank
@@ -27,6 +28,7 @@ def _write(path: Path, cases: dict[str, tuple[str, list[int]]]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_two_case_group_is_clipped_and_marked_too_few_to_test(tmp_path: Path) -> None:
     # "facts": two cases that went from 5/5 to 0/5: with t at 1 df the interval was [-4.2, 2.2]
     base = {"f1": ("facts", [1] * 5), "f2": ("facts", [1, 1, 1, 1, 0])}
@@ -51,6 +53,7 @@ def test_a_two_case_group_is_clipped_and_marked_too_few_to_test(tmp_path: Path) 
     assert "few items (2, under 20)" in table.stdout  # the few-items caveat, with measured rates
 
 
+@pytest.mark.slow
 def test_estimand_items_runs_the_resplit_test_and_says_what_it_answers(tmp_path: Path) -> None:
     base = {f"q{i}": ("all", [1] * 9 + [0]) for i in range(5)}
     cand = {f"q{i}": ("all", [1, 0, 0]) for i in range(5)}

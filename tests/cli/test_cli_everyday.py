@@ -126,6 +126,7 @@ def test_runs_show_status_and_planned_trials(store: Path) -> None:
     assert shown.exit_code == 0, shown.output
 
 
+@pytest.mark.slow
 def test_reading_a_partial_run_warns_once(store: Path) -> None:
     scored = invoke(store, "score", "latest", "-f", "json")
     assert scored.exit_code == 0, scored.output
@@ -168,6 +169,7 @@ def test_compare_by_category_marks_the_one_case_category_not_tested(store: Path)
     assert table.exit_code == 0 and "not tested" in table.output
 
 
+@pytest.mark.slow
 def test_a_gate_on_the_partial_run_cannot_judge_unless_allowed(store: Path) -> None:
     refused = invoke(store, "compare", "latest~1", "latest", "--fail-on", "regression")
     assert refused.exit_code == EXIT_NOT_JUDGED, refused.output
@@ -217,6 +219,7 @@ def test_rank_track_plan_and_report(store: Path, tmp_path: Path) -> None:
     assert "alpha · a · math" in page and "alpha · b · math" in page and "beta · a · facts" in page
 
 
+@pytest.mark.slow
 def test_run_gates_refuse_a_partial_baseline_and_judge_what_they_can(store: Path) -> None:
     suite = next(store.parent.glob("alpha-1.yaml"))
     base = ["run", str(suite), "--no-progress", "--trials", "2", "--out", str(store.parent / "g")]

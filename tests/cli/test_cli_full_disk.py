@@ -81,6 +81,7 @@ def test_report_junit_and_step_summary_over_a_full_tmpfs(tmp_path: Path, trials:
         assert len((out / folder / "trials.jsonl").read_text().splitlines()) == 26
 
 
+@pytest.mark.slow
 def test_a_report_cut_by_the_file_size_limit_leaves_the_previous_one(tmp_path: Path, trials: Path) -> None:
     target = tmp_path / "report.html"
     target.write_text(PREVIOUS["report.html"])

@@ -49,6 +49,7 @@ def _run(tmp_path: Path, *args: str, env: dict[str, str] | None = None):  # type
     return runner.invoke(app, [*base, "--out", str(tmp_path / "out"), *args], env=env)
 
 
+@pytest.mark.slow
 def test_fail_under_exits_0_when_met_and_1_when_not(tmp_path: Path) -> None:
     ok = _run(tmp_path, "--fail-under", "pass@1=0.6", "--fail-under", "pass^3=0.6")
     assert ok.exit_code == 0, ok.output
@@ -63,6 +64,7 @@ def test_fail_under_exits_0_when_met_and_1_when_not(tmp_path: Path) -> None:
     assert summary["gates"]["failed"] is True and summary["gates"]["results"][0]["passed"] is False
 
 
+@pytest.mark.slow
 def test_confident_rule_judges_the_lower_end_of_the_interval(tmp_path: Path) -> None:
     point = _run(tmp_path, "--fail-under", "avg=0.6")
     confident = _run(tmp_path, "--fail-under", "avg=0.6", "--gate-rule", "confident")
@@ -77,6 +79,7 @@ def test_max_error_rate_gate(tmp_path: Path) -> None:
     assert (gate["gate"], gate["value"], gate["passed"]) == ("max-error-rate", 0.0, True)
 
 
+@pytest.mark.slow
 def test_bad_gate_options_exit_2_before_any_trial(tmp_path: Path) -> None:
     for args, message in [
         (["--fail-under", "pass@k=0.8"], "needs its k"),
@@ -103,6 +106,7 @@ def answer(case, seed):
 """
 
 
+@pytest.mark.slow
 def test_a_bar_that_errored_trials_leave_unjudged_exits_3_never_1(tmp_path: Path) -> None:
     (tmp_path / "agent.py").write_text(FLAKY_AGENT)
     suite = tmp_path / "suite.yaml"
@@ -209,6 +213,7 @@ def test_junit_xml_has_a_testcase_per_case_and_target(tmp_path: Path) -> None:
     assert "&lt;&amp;&gt;" in junit.read_text()  # escaped in the file, read back intact
 
 
+@pytest.mark.slow
 def test_step_summary_is_appended_by_run_score_and_compare(tmp_path: Path) -> None:
     summary = tmp_path / "step.md"
     summary.write_text("earlier step\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -21,6 +22,7 @@ def _long(path: Path, rows: dict[tuple[str, str], list[int | None]]) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_targets_are_grouped_alike_in_both_runs_and_one_sided_ones_are_listed(tmp_path: Path) -> None:
     cases = [f"q{i}" for i in range(6)]
     base = _long(
@@ -45,6 +47,7 @@ def test_two_single_model_runs_are_compared_with_each_other(tmp_path: Path) -> N
     assert [c["label"] for c in payload["comparisons"]] == ["all"]
 
 
+@pytest.mark.slow
 def test_k_above_a_cases_scored_trials_names_the_case_not_an_index(tmp_path: Path) -> None:
     rows = {("m", f"case-{i}"): [1, 0] * 5 for i in range(8)}
     rows[("m", "case-6")] = [1, 0, 1, 0, 1, 0, 1, 0, 1, None]  # 9 scored trials: one errored
@@ -81,6 +84,7 @@ def test_compare_gate_with_no_testable_group_could_not_judge(tmp_path: Path) -> 
     assert "COULD NOT JUDGE" in result.output and "1 case in both runs" in result.output
 
 
+@pytest.mark.slow
 def test_a_mistyped_name_gets_the_nearest_one(tmp_path: Path) -> None:
     path = _long(tmp_path / "runs.csv", {("m", f"q{i}"): [1, 0, 1] for i in range(4)})
     other = _long(tmp_path / "other.csv", {("m", f"q{i}"): [1, 1, 1] for i in range(4)})

@@ -78,6 +78,7 @@ def test_a_pilot_plans_each_group(tmp_path: Path) -> None:
     assert "paired pilot of 60 items" in out
 
 
+@pytest.mark.slow
 def test_cost_per_success_plans_from_a_paired_pilot(tmp_path: Path) -> None:
     base, cand = pilot_files(tmp_path)
     args = ["--non-inferior", "0.2", "--metric", "cost-per-success", "--pilot", str(base)]

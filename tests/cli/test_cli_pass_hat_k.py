@@ -87,6 +87,7 @@ def test_score_gives_both_published_numbers_of_tau2_bench_497_and_says_which(
     assert f"{all_errored} item{'s' if all_errored > 1 else ''} with every trial errored" in table
 
 
+@pytest.mark.slow
 def test_the_plugin_convention_is_a_third_number_on_the_same_file(tmp_path: Path) -> None:
     path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     plugin = pass_hat_4(path, "--errors", "fail", "--pass-hat-k", "plugin")
@@ -114,6 +115,7 @@ def test_tau_bench_display_metrics_through_score_is_the_fail_convention(tmp_path
         assert metric["convention"]["errors"] == "fail"
 
 
+@pytest.mark.slow
 def test_every_format_states_the_convention(tmp_path: Path) -> None:
     path = tau2_497_file(tmp_path, "grok-4-1-fast", 5, 1)
     args = ["score", str(path), "--metric", "pass@k,pass^k", "--k", "1,2", "--errors", "fail"]
@@ -131,6 +133,7 @@ def test_every_format_states_the_convention(tmp_path: Path) -> None:
     assert [("convention" in m) for m in metrics] == [False, False, True, True]  # pass^k only
 
 
+@pytest.mark.slow
 def test_plugin_intervals_and_what_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "t.csv"
     path.write_text(

@@ -159,6 +159,7 @@ def test_unknown_costs_are_counted_and_named_never_free(tmp_path: Path) -> None:
     assert "target=dear: cost unknown for every one of its 60 trials: not placed on the front" in table
 
 
+@pytest.mark.slow
 def test_pareto_is_seeded(tmp_path: Path) -> None:
     near = {"one": (0.0, 0.05), "two": (0.1, 0.055), "three": (-1.0, 0.01)}  # one and two are close
     path = write(tmp_path / "t.jsonl", trial_rows(3, items=25, targets=near))
@@ -171,6 +172,7 @@ def test_pareto_is_seeded(tmp_path: Path) -> None:
     assert "300 bootstrap resamples of the 25 shared items (seed 1)" in first["pareto"]["method"]
 
 
+@pytest.mark.slow
 def test_pareto_table_markdown_and_csv(tmp_path: Path) -> None:
     path = write(tmp_path / "t.jsonl", trial_rows(4, items=20))
     payload = rank_json(str(path), "--pareto", "--resamples", "200")
@@ -291,6 +293,7 @@ def test_rank_by_latency_per_success_and_a_model_that_never_succeeds(tmp_path: P
     assert all(entry["per_success"]["unit"] == "s" for entry in payload["models"])
 
 
+@pytest.mark.slow
 def test_ties_under_each_method(tmp_path: Path) -> None:
     twin = trial_rows(11, items=10, targets={"a": (0.0, 0.1)})
     rows = (

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tests.report.conftest import write_trials
@@ -15,6 +16,7 @@ from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_CANT_CREATE
 runner = CliRunner()
 
 
+@pytest.mark.slow
 def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = [
@@ -35,6 +37,7 @@ def test_run_report_writes_report_html_beside_the_results(tmp_path: Path) -> Non
     assert html.count('<tr data-s="') == 13 and "sim-agent" in html
 
 
+@pytest.mark.slow
 def test_run_report_that_cannot_be_written_is_a_warning(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("a file, not a folder")
     page = tmp_path / "file" / "report.html"
@@ -65,6 +68,7 @@ def _asked(html: str) -> dict[str, list[str | None]]:
     }
 
 
+@pytest.mark.slow
 def test_the_drawer_has_each_case_input_and_expected_from_a_folder_or_the_store(tmp_path: Path) -> None:
     out, store = tmp_path / "out", str(tmp_path / "s.sqlite")
     assert (

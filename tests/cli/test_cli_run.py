@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -36,6 +37,7 @@ def test_demo_run_prints_the_table_and_writes_outputs(tmp_path: Path) -> None:
     assert summary["trials"]["planned"] == 65 and summary["settings"]["seed"] == 2024
 
 
+@pytest.mark.slow
 def test_demo_is_reproducible(tmp_path: Path) -> None:
     outcomes = []
     for name in ("a", "b"):

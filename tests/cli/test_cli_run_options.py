@@ -7,6 +7,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -27,6 +28,7 @@ def case_ids(out: Path) -> list[str]:
     return [json.loads(line)["eval_id"] for line in (out / "cases.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_case_patterns_and_categories_select_the_cases_run(tmp_path: Path) -> None:
     code, output = demo(tmp_path, "--case", "s*", "--case", "power", "--out", str(tmp_path / "a"))
     assert code == 0, output
@@ -41,6 +43,7 @@ def test_case_patterns_and_categories_select_the_cases_run(tmp_path: Path) -> No
     assert summary["settings"]["cases"] == ["*o*"] and summary["settings"]["categories"] == ["strings"]
 
 
+@pytest.mark.slow
 def test_a_selection_of_nothing_is_bad_input_and_stores_no_run(tmp_path: Path) -> None:
     code, output = demo(tmp_path, "--case", "nope-*")
     assert code == EXIT_BAD_INPUT
@@ -54,6 +57,7 @@ def test_a_selection_of_nothing_is_bad_input_and_stores_no_run(tmp_path: Path) -
             assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0
 
 
+@pytest.mark.slow
 def test_dry_run_runs_and_stores_nothing_then_estimates_from_the_store_history(tmp_path: Path) -> None:
     store = tmp_path / "s.sqlite"
     code, output = demo(tmp_path, "--dry-run", "--category", "arithmetic")
@@ -116,6 +120,7 @@ def test_dry_run_prices_the_history_tokens_with_the_price_table(tmp_path: Path) 
     )
 
 
+@pytest.mark.slow
 def test_overrides_change_the_run_not_the_suite_and_resume_keeps_them(tmp_path: Path) -> None:
     code, output = demo(
         tmp_path,
@@ -159,6 +164,7 @@ def test_max_cost_is_the_run_budget(tmp_path: Path) -> None:
     assert listed["runs"][-1]["status"] == "cost-limited"
 
 
+@pytest.mark.slow
 def test_bad_overrides_exit_2_before_any_trial(tmp_path: Path) -> None:
     for args, message in [
         (["--max-cost", "0"], "max_cost_usd must be a number > 0"),

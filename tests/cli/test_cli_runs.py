@@ -32,6 +32,7 @@ def two_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]
     return folder, [run["run_id"] for run in json.loads(listed.output)["runs"]]
 
 
+@pytest.mark.slow
 def test_runs_lists_both_runs_with_their_numbers(two_runs: tuple[Path, list[str]]) -> None:
     tmp_path, (first, second) = two_runs
     payload = json.loads(

@@ -111,6 +111,7 @@ def test_a_damaged_store_is_one_line_and_exit_74_in_every_command(
     assert all(words in line for words in said), line
 
 
+@pytest.mark.slow
 def test_a_damaged_row_is_named_as_damage_not_as_bad_input(stored: Path, tmp_path: Path) -> None:
     store = copy_of(stored, tmp_path / "rows")
     with contextlib.closing(sqlite3.connect(store)) as db, db:

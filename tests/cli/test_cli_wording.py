@@ -151,6 +151,7 @@ def test_the_run_card_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert "trials: 24 run, 3 errored" in result.stdout and "cost unknown" in result.stdout
 
 
+@pytest.mark.slow
 def test_summed_costs_carry_no_float_noise(tmp_path: Path) -> None:
     out = tmp_path / "out"
     args = ["run", "--demo", "--trials", "7", "--store", str(tmp_path / "s.sqlite"), "--no-progress"]

@@ -83,10 +83,12 @@ def test_pass_at_k_seed_example_three_of_five() -> None:
         (100_000, 1, 99_999),
     ],
 )
+@pytest.mark.slow
 def test_pass_at_k_matches_exact_fraction(n: int, c: int, k: int) -> None:
     assert rel_err(pass_at_k(n, c, k), exact_pass_at_k(n, c, k)) <= 1e-13
 
 
+@pytest.mark.slow
 def test_pass_at_k_every_k_small_n() -> None:
     worst = 0.0
     for n in range(1, 26):
@@ -225,6 +227,7 @@ def test_multi_trial_seed_example_follows_the_unbiased_text() -> None:
     assert metrics.k == 5
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=60))
 def test_multi_trial_metrics_match_exact(flags: list[bool]) -> None:
@@ -567,6 +570,7 @@ def test_skill_with_3_and_5_trials_is_scored_at_the_common_k_3() -> None:
     assert skill.to_dict(camel=True)["overallMultiTrial"]["k"] == 3
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.lists(st.booleans(), min_size=1, max_size=12), min_size=1, max_size=6))
 def test_ragged_skill_metrics_equal_exact_means_at_the_smallest_n(flag_lists: list[list[bool]]) -> None:

@@ -32,6 +32,7 @@ def test_pmf_every_state_and_draw(n: int) -> None:
                 assert oracle.rel_err(pmf[ci, j], want) < 1e-13, (n, ci, k, j)
 
 
+@pytest.mark.slow
 def test_pmf_large_n_sampled_against_fractions() -> None:
     rng = np.random.default_rng(11)
     checked = 0

@@ -58,6 +58,7 @@ def _cli(*args: str) -> dict:
     return json.loads(result.output)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_every_name_means_one_thing_everywhere(name: str, tmp_path: Path) -> None:
     metric = resolve_metric(name)
@@ -96,6 +97,7 @@ def test_every_name_means_one_thing_everywhere(name: str, tmp_path: Path) -> Non
     assert comparison["candidate_score"] == pytest.approx(library["b"], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_an_ambiguous_name_is_refused_everywhere_with_the_choices(tmp_path: Path) -> None:
     with pytest.raises(EvaluationError, match=r"ambiguous: say pass\^k .* or g-pass@k_tau"):
         ts.estimator_by_name("g-pass@k")
@@ -130,6 +132,7 @@ def spread() -> Iterator[Metric]:
     unregister_metric("spread@k")
 
 
+@pytest.mark.slow
 def test_a_metric_registered_in_one_place_is_accepted_by_every_layer(spread: Metric, tmp_path: Path) -> None:
     outcomes = _matrices()
     a, b = outcomes["a"], outcomes["b"]

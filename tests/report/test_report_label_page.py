@@ -44,6 +44,7 @@ def _run(folder: Path, cases: int = 30, trials: int = 3) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_the_sample_is_random_seeded_and_the_page_the_same_bytes_for_a_seed(tmp_path: Path) -> None:
     run = _run(tmp_path / "run")
     pages = []

@@ -96,6 +96,7 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[float, str]]]
     yield written
 
 
+@pytest.mark.slow
 def test_pages_while_the_run_goes_then_the_last_page(tmp_path: Path, suite: Suite) -> None:
     path = tmp_path / "out" / "live.html"  # its folder is made
     live = LiveReport(path, interval=FAST)
@@ -177,6 +178,7 @@ def test_pages_are_whole_at_any_moment(tmp_path: Path, suite: Suite) -> None:
     assert sorted(item.name for item in tmp_path.iterdir()) == ["live.html"]
 
 
+@pytest.mark.slow
 def test_at_most_one_page_per_interval_and_only_with_news(
     tmp_path: Path, suite: Suite, writes: list[tuple[float, str]]
 ) -> None:
@@ -244,6 +246,7 @@ def test_a_run_whose_report_cannot_be_written_completes(tmp_path: Path) -> None:
     assert live.pages == 0
 
 
+@pytest.mark.slow
 def test_a_real_run_writes_its_pages(tmp_path: Path, writes: list[tuple[float, str]]) -> None:
     path = tmp_path / "live.html"
     live = LiveReport(path, interval=FAST)

@@ -187,6 +187,7 @@ def test_the_headline_states_its_pass_hat_k_convention(tmp_path: Path) -> None:
         assert line.startswith("pass^k: unbiased") and said in line, line
 
 
+@pytest.mark.slow
 def test_heat_map_of_ten_runs_with_the_trend_per_category(tmp_path: Path) -> None:
     runs = dated_runs(tmp_path, 8, falling=4, steady_passes=7, month=2, late=True)  # case-7 joins at run 2
     html = build_report(runs)

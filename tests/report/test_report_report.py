@@ -248,6 +248,7 @@ def test_baseline_flips_and_paired_verdict(tmp_path: Path) -> None:
     assert f'<td class="verdict {result.verdict}">{result.verdict}</td>' in html
 
 
+@pytest.mark.slow
 def test_same_inputs_same_bytes(tmp_path: Path) -> None:
     base = write_trials(tmp_path / "base.jsonl", 40, 6, seed=1)
     now = write_trials(tmp_path / "now.jsonl", 40, 6, seed=2, shift=-0.1, started="2025-01-13T10:00:00Z")
@@ -396,6 +397,7 @@ def test_the_reader_gives_each_record_as_written(tmp_path: Path) -> None:
     assert not bare.detailed and bare.cases[0].details == []
 
 
+@pytest.mark.slow
 def test_lines_of_every_shape_are_read_as_score_reads_them(tmp_path: Path) -> None:
     plain = _record("a", 0, "pass", target="m")
     cases = {

@@ -115,6 +115,7 @@ def test_score_by_category_with_errors_as_failures_and_a_table_of_rows(runs):
     assert raw.replace(str(runs["raw1"]), "") == cli("score", str(runs["counts1"]), *table)
 
 
+@pytest.mark.slow
 def test_a_table_reduced_with_a_score_threshold_scores_as_the_thresholded_trials(runs, tmp_path):
     counts = tmp_path / "graded.parquet"
     roles = ["--score-col", "score", "--threshold", "0.6"]
@@ -243,6 +244,7 @@ def test_shards_reduced_apart_and_merged_give_the_table_of_all_trials(runs, tmp_
         read_counts([shards[0], shards[0]], group_targets=True)
 
 
+@pytest.mark.slow
 def test_hive_folders_and_globs_are_one_table_read_by_the_columns_needed(runs, tmp_path):
     table = trial_table(seed=3, output_chars=600)
     flat = write_parquet(table, tmp_path / "flat.parquet")

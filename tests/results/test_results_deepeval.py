@@ -43,6 +43,7 @@ def test_repeat_names_are_trials_of_one_test() -> None:
     }
 
 
+@pytest.mark.slow
 def test_score_with_no_flags() -> None:
     assert detect_format(RUNS).NAME == "deepeval"
     assert all(detect_format(path).NAME == "deepeval" for path in [*FILES, REPEAT])

@@ -69,6 +69,7 @@ def test_a_log_still_being_written_is_read_from_its_journal_and_said_to_be_parti
     assert partial.status == "started"
 
 
+@pytest.mark.slow
 def test_a_summary_that_is_not_one_is_named_with_its_member_and_element(template, tmp_path):
     log = big_log(template, tmp_path / "ok.eval", samples=3, transcript_chars=10)
     broken = tmp_path / "broken.eval"

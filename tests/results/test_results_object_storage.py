@@ -130,6 +130,7 @@ def test_a_reduction_of_a_bucket_fetches_only_the_columns_it_needs(s3, tmp_path)
     assert remote_counts.to_dict()["groups"] == local_counts.to_dict()["groups"]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_a_remote_file_of_another_format_is_copied_and_read_and_a_missing_one_is_named(s3):
     _, files = s3

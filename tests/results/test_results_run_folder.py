@@ -51,6 +51,7 @@ def test_scoring_the_folder_or_its_summary_is_scoring_its_trials(run_folder):
     assert expected["rows"]["rows_read"] == sum(1 for line in trials.open() if line.strip())
 
 
+@pytest.mark.slow
 def test_the_folder_counts_each_trial_once_as_its_cases_file_does(run_folder):
     folder = read_counts([run_folder], by=["target"])
     cases = read_counts([run_folder / "cases.jsonl"], by=["target"])

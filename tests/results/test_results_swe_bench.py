@@ -53,6 +53,7 @@ def test_run_and_category_groups() -> None:
     assert keys[("seed-0", "psf/requests", "psf__requests-2317")] == (0, 0, 1)
 
 
+@pytest.mark.slow
 def test_score_with_no_flags_files_and_folder() -> None:
     assert detect_format(REPORTS).NAME == "swe-bench"
     assert detect_format(GPT[0]).NAME == "swe-bench"

@@ -45,6 +45,7 @@ def test_tau_bench_file_name_groups() -> None:
     assert {key for key in by_item(counts)} == {("tool-calling", "gpt-4o", item) for item in "012"}
 
 
+@pytest.mark.slow
 def test_tau_bench_score_with_no_flags() -> None:
     assert detect_format(MINI).NAME == "tau-bench"
     assert pass1(score_json(str(MINI))) == {"all": pytest.approx((2 / 3 + 0 + 1) / 3)}
@@ -84,6 +85,7 @@ def test_from_names_the_format(path: Path, name: str) -> None:
     assert score_json(str(path), "--from", name)["rows"]["rows_read"] == 9
 
 
+@pytest.mark.slow
 def test_compare_two_runs() -> None:
     for first, second in ((SONNET, MINI), (TAU2_DIR, TAU2_FILE)):
         result = runner.invoke(app, ["compare", str(first), str(second), "-f", "json"])

@@ -137,6 +137,7 @@ def test_harbor_trajectories_are_read_from_the_atif_file_beside_each_result() ->
     assert fix_git == [1, 3, 4]  # a run that gave up early, a clean one, one that repeated a call
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
 def test_inspect_ai_tool_events_written_by_the_real_tool(tmp_path: Path) -> None:
     pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")

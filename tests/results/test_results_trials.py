@@ -45,6 +45,7 @@ def _agree(counts: ItemCounts) -> None:
         assert getattr(trials, name).shape == (len(trials.verdicts),)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", list(TOOL_LOGS))
 def test_every_tool_log_keeps_the_trials_it_counts(tool: str) -> None:
     path = FIXTURES / TOOL_LOGS[tool]

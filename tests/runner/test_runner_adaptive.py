@@ -63,6 +63,7 @@ def _run(suite: Suite, tmp: Path, **options: Any) -> Any:
     return execute_suite(suite, RunOptions(store=tmp / "store.sqlite", progress=False, **options))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["pass_at_k", "pass_all", "mean", "confidence_interval"])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_adaptive_verdicts_equal_the_fixed_runs_on_the_same_seeds(
@@ -101,6 +102,7 @@ def test_outputs_mark_stopped_cases_and_state_the_rule(tmp_path: Path) -> None:
     assert "mean_score" not in metrics and 0 < metrics["bayes"]["mean"] < 1
 
 
+@pytest.mark.slow
 def test_the_cli_runs_adaptive_and_rejects_sequential_alone(tmp_path: Path) -> None:
     runner = CliRunner()
     args = ["run", "--demo", "--store", str(tmp_path / "s.sqlite"), "--no-progress"]

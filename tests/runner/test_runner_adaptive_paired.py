@@ -78,6 +78,7 @@ def test_a_known_regression_is_found_with_fewer_trials_than_the_fixed_design(
     assert f"{body['trials_run']} trials run vs 240 in the fixed design; stopped: verdict settled" in text
 
 
+@pytest.mark.slow
 def test_bad_combinations_are_one_clear_line(tmp_path: Path) -> None:
     store = str(tmp_path / "store.sqlite")
     suite = str(_suite(tmp_path, "v1", {"a": 1.0, "b": 0.5}))

@@ -192,6 +192,7 @@ def test_old_grader_results_without_calls_read_and_write_unchanged() -> None:
     }
 
 
+@pytest.mark.slow
 def test_a_single_judge_call_is_stored_too(tmp_path: Path, chat_server) -> None:
     chat_server.answer = lambda prompt, seed: '{"score": 7}' if prompt.startswith("Grade") else "an answer"
     grader = {"type": "llm_judge", "target": "strict", "rubric": "Grade 0-10: {{output}}", "scale": 10}

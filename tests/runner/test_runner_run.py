@@ -192,6 +192,7 @@ def write_and_read_summary(report: RunReport) -> dict:
     return json.loads(write_outputs(report).summary.read_text())
 
 
+@pytest.mark.slow
 def test_openai_target_through_429_500_and_slow_replies(tmp_path: Path, chat_server) -> None:
     # Seeds decide the script: some trials first get 429 then succeed, some 500 then a reply slower than
     # the timeout, then succeed; some get 429 three times and run out of retries (retries: 2).

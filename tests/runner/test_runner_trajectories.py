@@ -115,6 +115,7 @@ def test_python_agent_trajectories_are_kept_and_graded(tmp_path: Path) -> None:
     assert any(not any(c.name == "book" for c in r.tool_calls or ()) for r in records)  # and a missing call
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_command_agent_prints_its_trajectory_as_json(tmp_path: Path) -> None:
     program = tmp_path / "agent.py"

@@ -75,6 +75,7 @@ def test_percentile_matches_scipy_bootstrap_on_item_values() -> None:
     assert ours.se == pytest.approx(theirs.standard_error, rel=0.02)
 
 
+@pytest.mark.slow
 def test_bca_matches_scipy_bootstrap_on_skewed_values() -> None:
     values = np.random.default_rng(9).exponential(size=60) ** 2
     ours = bootstrap_mean_interval(values, method="bca", resamples=40_000, seed=10)

@@ -164,6 +164,7 @@ def test_default_mg_pass_interval_covers_without_the_0_1_ceiling(population: str
             assert low <= coverage <= high
 
 
+@pytest.mark.slow
 def test_saturated_items_never_give_a_zero_width_interval() -> None:
     for trials in (1, 5, 64):
         for items in (1, 2, 20, 100_000):

@@ -42,6 +42,7 @@ def _bank(seed: int, items: int = 400, trials: int = 1, labelled: int = 80, accu
     return judge, human, truth
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("seed", "level"), [(0, 0.95), (1, 0.9), (2, 0.8), (3, 0.99), (4, 0.95)])
 def test_normal_equals_ppi_py_with_one_trial_an_item(seed: int, level: float) -> None:
     judge, human, truth = _bank(seed, labelled=30 + 40 * seed)
