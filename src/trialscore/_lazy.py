@@ -2,7 +2,7 @@
 
 >>> import sys
 >>> from trialscore._lazy import load
->>> load("trialscore.results", {"ColumnMap": "columns"}, "ColumnMap").__name__
+>>> load("trialscore.results", {"ColumnMap": ".columns"}, "ColumnMap").__name__
 'ColumnMap'
 >>> "ColumnMap" in vars(sys.modules["trialscore.results"])  # kept: the next use is a plain lookup
 True
@@ -19,7 +19,10 @@ __all__ = ["load"]
 
 
 def load(package: str, homes: Mapping[str, str], name: str) -> Any:
-    """``package``'s ``name``, imported from its module ``package.homes[name]`` and kept in ``package``.
+    """``package``'s ``name``, imported from its module ``homes[name]`` and kept in ``package``.
+
+    A home with a leading dot is relative to ``package`` (``".columns"``); any other is absolute
+    (``"scipy.special"``).
 
     Raises
     ------
@@ -28,6 +31,6 @@ def load(package: str, homes: Mapping[str, str], name: str) -> Any:
     """
     if name not in homes:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{package}.{homes[name]}"), name)
+    value = getattr(import_module(homes[name], package), name)
     setattr(sys.modules[package], name, value)
     return value

@@ -29,11 +29,11 @@ if TYPE_CHECKING:
 #: Each name loads on first use, from its module: the record schema (Pydantic) alone, as a worker
 #: process needs it, loads no reader (nor DuckDB); reading files into counts does not need the schema.
 _MODULES = {
-    "ColumnMap": "columns",
-    **dict.fromkeys(("GroupCounts", "ItemCounts", "ReadStats"), "counts"),
-    **dict.fromkeys(("count_records", "read_counts"), "readers"),
+    "ColumnMap": ".columns",
+    **dict.fromkeys(("GroupCounts", "ItemCounts", "ReadStats"), ".counts"),
+    **dict.fromkeys(("count_records", "read_counts"), ".readers"),
     **dict.fromkeys(
-        ("GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"), "records"
+        ("GraderResult", "JudgeGrade", "TokenUsage", "TrialRecord", "Verdict", "verdict_of"), ".records"
     ),
 }
 

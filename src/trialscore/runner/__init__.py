@@ -25,8 +25,9 @@ Running from Python: :func:`trialscore.run_suite` with :class:`RunOptions`, givi
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import Any
+
+from trialscore._lazy import load
 
 _NAMES = {
     "trialscore.runner.registry": (
@@ -50,11 +51,7 @@ __all__ = sorted(_HOMES)
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
-    globals()[name] = value
-    return value
+    return load(__name__, _HOMES, name)
 
 
 def __dir__() -> list[str]:

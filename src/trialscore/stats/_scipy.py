@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from trialscore._lazy import load
+
 __all__ = ["ndtri", "stdtrit"]
 
 #: Where each name lives in SciPy.
@@ -117,8 +119,4 @@ def stdtrit(df: Any, p: Any) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(_HOMES[name]), name)
-    globals()[name] = value  # found once: later uses are a plain module attribute
-    return value
+    return load(__name__, _HOMES, name)  # found once: later uses are a plain module attribute
