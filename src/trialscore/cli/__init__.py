@@ -15,14 +15,18 @@ Exit codes: 0 success, 1 a gate failed (``compare --fail-on regression``), 2 bad
 bad input (the message goes to stderr), 3 a run none of whose trials could be graded, 74 the
 run store cannot be written, 130 an interrupted run.  ``--format json`` output is stable and documented
 in docs/cli.md.  Heavy modules (DuckDB, SciPy) are imported inside the commands that need
-them, so ``--help`` stays fast.
+them, so ``--help`` stays fast, and the ``trialscore`` script (:func:`main`) imports and builds
+only the command it runs: ``trialscore score FILE`` never loads ``run``, ``report`` or ``rank``.
+``trialscore.cli.app``, the whole application, loads every command on first use (PEP 562).
 """
 
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from typing import Any
 
-from trialscore.cli._app import app, main
+from trialscore.cli import _app
 
 __all__ = ["COMMAND_MODULES", "app", "main"]
 
@@ -45,5 +49,24 @@ COMMAND_MODULES = (
     "schema",
 )
 
-for _name in COMMAND_MODULES:
-    import_module(f"{__name__}.{_name}")
+
+def _load(names: tuple[str, ...]) -> None:
+    for name in names:
+        import_module(f"{__name__}.{name}")
+
+
+def main() -> None:
+    """Entry point of the ``trialscore`` script: the command named first on the command line, alone,
+    or every command (``--help``, ``--version``, a misspelt name: Typer lists them or suggests one)."""
+    named = sys.argv[1] if len(sys.argv) > 1 else ""
+    _load((named,) if named in COMMAND_MODULES else COMMAND_MODULES)
+    _app.main()
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the Typer application with every command loaded."""
+    if name != "app":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    _load(COMMAND_MODULES)
+    globals()["app"] = _app.app
+    return _app.app

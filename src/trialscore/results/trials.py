@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import duckdb
 import numpy as np
@@ -36,7 +37,9 @@ from trialscore._validate import describe
 from trialscore.errors import EvaluationError
 from trialscore.results._columns import Columns, fetch, floats, integers, strings
 from trialscore.results.tally import Role, Scan, any_bad, group_value, quote_identifier
-from trialscore.results.trajectory import ToolCall
+
+if TYPE_CHECKING:  # the Pydantic records are built when a trial's calls are asked for, not at start-up
+    from trialscore.results.trajectory import ToolCall
 
 __all__ = [
     "DRAWER_FIELDS",
@@ -143,6 +146,8 @@ class TrialColumns:
         text = self.tool_calls[index]
         if text is None:
             return None
+        from trialscore.results.trajectory import ToolCall
+
         try:
             value = json.loads(text)
             if not isinstance(value, list) or not all(isinstance(call, dict) for call in value):

@@ -65,7 +65,6 @@ from trialscore._words import plural
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import file_keys, load_json
 from trialscore.results.tally import LongTable, Skips, text_value
-from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -266,6 +265,8 @@ def _sum(*parts: object) -> str | None:
 
 def _atif(path: Path) -> tuple[str | None, str | None, str | None, str | None]:
     """(tool_calls as JSON text, steps, tokens, cost) of an ATIF trajectory file; all None without it."""
+    from trialscore.results.trajectory import calls_text  # its Pydantic records: built on first use
+
     if not path.is_file():
         return None, None, None, None
     trajectory = load_json(path)

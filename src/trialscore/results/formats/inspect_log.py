@@ -72,7 +72,6 @@ from trialscore.results.formats._text import (
     tree_files,
 )
 from trialscore.results.tally import LongTable, text_value
-from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -287,6 +286,8 @@ def _result(value: Any) -> Any:
 def _trajectories(path: Path) -> dict[tuple[str, int], tuple[str | None, ...]]:
     """(sample id, epoch) -> (tool calls as JSON text, steps, tokens, cost) from the log's samples."""
     from inspect_ai.log import read_eval_log_samples
+
+    from trialscore.results.trajectory import calls_text  # its Pydantic records: built on first use
 
     out: dict[tuple[str, int], tuple[str | None, ...]] = {}
     try:

@@ -61,7 +61,6 @@ from trialscore.results.formats._text import (
     member_value,
 )
 from trialscore.results.tally import LongTable, Skips, text_value
-from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -229,6 +228,8 @@ def _usage(message: dict[str, object]) -> float | None:
 
 def _trajectory(simulation: dict[str, object]) -> dict[str, str | None]:
     """The trajectory columns of one simulation (tool_calls as JSON text, steps, tokens, cost, latency)."""
+    from trialscore.results.trajectory import calls_text  # its Pydantic records: built on first use
+
     messages = simulation.get("messages")
     out: dict[str, str | None] = {
         "tool_calls": None,

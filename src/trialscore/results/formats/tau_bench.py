@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 from trialscore.errors import EvaluationError
 from trialscore.results.formats._text import file_keys, json_array_items
 from trialscore.results.tally import LongTable, Skips, text_value
-from trialscore.results.trajectory import calls_text
 
 if TYPE_CHECKING:
     from trialscore.results.sink import TrialSink
@@ -92,6 +91,8 @@ def read(path: Path, sink: TrialSink) -> None:
 
 def _trajectory(traj: object, structured: bool) -> tuple[str | None, str | None]:
     """(tool_calls as JSON text, steps) of one result's ``traj``; calls None when not recorded."""
+    from trialscore.results.trajectory import calls_text  # its Pydantic records: built on first use
+
     if not isinstance(traj, list) or not traj:
         return None, None
     messages = [message for message in traj if isinstance(message, dict)]
