@@ -1,5 +1,5 @@
-"""Output files over a full disk: the report, the JUnit XML and the step summary are written whole or not
-at all, with one line and exit status 73.
+"""Output files over a full disk: the report, the counts table, the JUnit XML and the step summary are
+written whole or not at all, with one line and exit status 73.
 
 The disk is a real tmpfs filled to the last byte, in a mount namespace of the commands' own; in this
 process, a file size limit (a real EFBIG part way through the write).
@@ -25,6 +25,7 @@ PREVIOUS = {
     "report.html": "<html>the previous report</html>\n",
     "junit.xml": "<testsuites name='previous'/>\n",
     "summary.md": "# an earlier step's summary\n\n",
+    "counts.parquet": "an earlier counts table\n",
 }
 
 
@@ -60,6 +61,7 @@ def test_report_junit_and_step_summary_over_a_full_tmpfs(tmp_path: Path, trials:
     demo = ["run", "--demo", "--store", str(store), "--no-progress", "--trials", "2"]
     commands = {
         "report": ["report", str(trials), "--out", str(disk / "report.html")],
+        "counts": ["reduce", str(trials), "--out", str(disk / "counts.parquet")],
         "junit": [*demo, "--out", str(out / "a"), "--junit", str(disk / "junit.xml")],
         "score summary": ["score", str(trials), "-f", "json"],
         "run summary": [*demo, "--out", str(out / "b")],
@@ -72,6 +74,7 @@ def test_report_junit_and_step_summary_over_a_full_tmpfs(tmp_path: Path, trials:
         assert error_line(text).endswith("No space left on device"), text
     assert "report.html': cannot write the report:" in error_line(results["report"][1])
     assert "junit.xml': cannot write the JUnit XML (--junit):" in error_line(results["junit"][1])
+    assert "counts.parquet': cannot write the counts table:" in error_line(results["counts"][1])
     for name in ("score summary", "run summary"):
         assert "cannot write the step summary (GITHUB_STEP_SUMMARY)" in error_line(results[name][1])
     *contents, listing = results["after"][1].split("@@\n")
@@ -82,20 +85,29 @@ def test_report_junit_and_step_summary_over_a_full_tmpfs(tmp_path: Path, trials:
 
 
 @pytest.mark.slow
-def test_a_report_cut_by_the_file_size_limit_leaves_the_previous_one(tmp_path: Path, trials: Path) -> None:
-    target = tmp_path / "report.html"
-    target.write_text(PREVIOUS["report.html"])
+@pytest.mark.parametrize(
+    ("command", "name", "what", "limit"),
+    [
+        ("report", "report.html", "the report", 16 * 1024),  # the report is far longer
+        ("reduce", "counts.parquet", "the counts table", 1024),  # written by DuckDB's own threads
+    ],
+)
+def test_an_output_cut_by_the_file_size_limit_leaves_the_previous_one(
+    tmp_path: Path, trials: Path, command: str, name: str, what: str, limit: int
+) -> None:
+    target = tmp_path / name
+    target.write_text(PREVIOUS[name])
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, hard))  # the report is far longer
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
     try:
-        result = runner.invoke(app, ["report", str(trials), "--out", str(target)])
+        result = runner.invoke(app, [command, str(trials), "--out", str(target)])
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
         signal.signal(signal.SIGXFSZ, previous)
     assert result.exit_code == EXIT_CANT_CREATE, result.output
-    assert error_line(result.output) == f"error: '{target}': cannot write the report: File too large"
-    assert target.read_text() == PREVIOUS["report.html"]
-    assert [path.name for path in tmp_path.iterdir()] == ["report.html"]
-    result = runner.invoke(app, ["report", str(trials), "--out", str(target)])
-    assert result.exit_code == 0 and target.stat().st_size > 16 * 1024
+    assert error_line(result.output) == f"error: '{target}': cannot write {what}: File too large"
+    assert target.read_text() == PREVIOUS[name]
+    assert [path.name for path in tmp_path.iterdir()] == [name]
+    result = runner.invoke(app, [command, str(trials), "--out", str(target)])
+    assert result.exit_code == 0 and target.stat().st_size > limit

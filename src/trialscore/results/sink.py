@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Collection, Sequence
@@ -92,12 +94,22 @@ def cursor() -> duckdb.DuckDBPyConnection:
     return cursor
 
 
+#: The ``errno`` of an operating-system error in DuckDB's JSON error detail.
+_ERRNO = re.compile(r'"errno":\s*"?(\d+)')
+
+
 def engine_reason(exc: BaseException) -> str:
-    """The first line of a DuckDB error, without its class prefix: never the SQL or the sniffer dump.
+    """The first line of a DuckDB error, without its class prefix: never the SQL or the sniffer dump;
+    an error of the operating system (DuckDB's JSON detail with an ``errno``) in the system's words.
 
     >>> engine_reason(duckdb.InvalidInputException("Invalid Input Error: bad byte\\n\\nLINE 1: SELECT ..."))
     'bad byte'
+    >>> engine_reason(duckdb.IOException('IO Error: write failed: {"exception_type":"IO","errno":"28"}'))
+    'No space left on device'
     """
+    system = _ERRNO.search(str(exc))
+    if system is not None and int(system[1]) > 0:
+        return os.strerror(int(system[1]))
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
     head, separator, rest = first.partition(" Error: ")
