@@ -15,9 +15,11 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
+from tests.stats._weights import resample_weights
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import agreement, grade_table, judge_agreement
-from trialscore.stats._agreement import _bootstrap, _coded, _resamples
+from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded
+from trialscore.stats._resampling import item_weights
 
 TOLERANCE = 1e-12
 
@@ -216,13 +218,6 @@ def _judged(rng: np.random.Generator, items: int, trials: int = 3) -> tuple[np.n
     return grades, np.repeat(np.arange(items), trials)
 
 
-def _resample_weights(rng: np.random.Generator, resamples: int, items: int) -> np.ndarray:
-    """Bootstrap item weights, rows of Multinomial(items, 1/items): ``items`` draws with replacement."""
-    picks = rng.integers(0, items, (resamples, items)) + items * np.arange(resamples)[:, None]
-    counts = np.bincount(picks.ravel(), minlength=resamples * items)
-    return counts.reshape(resamples, items).astype(np.float64)
-
-
 #: The coverage simulation's figures and the core's names for them.
 FIGURES = {
     "percent_agreement": "percent",
@@ -237,7 +232,7 @@ def test_the_bootstrap_core_is_the_public_function() -> None:
     grades, items = _judged(np.random.default_rng(6), 40)
     public = agreement(grades, items.tolist(), resamples=500, seed=6)
     coded = _coded(grades, items, "nominal")
-    core = _bootstrap(coded.figures, coded.items, _resamples(coded.items, 500, 6), 0.95)
+    core = _bootstrap(coded.figures, coded.items, item_weights(coded.items, 500, 6, _BLOCK_CELLS), 0.95)
     for name, key in FIGURES.items():
         figure = getattr(public, name)
         figure = figure[0] if name == "cohen_kappa" else figure
@@ -247,7 +242,7 @@ def test_the_bootstrap_core_is_the_public_function() -> None:
             core[key].high,
         )
     # The simulation's own resamples are multinomial too: M draws a row, weights of mean 1, variance 1 - 1/M.
-    weights = _resample_weights(np.random.default_rng(7), 20_000, 40)
+    weights = resample_weights(np.random.default_rng(7), 20_000, 40)
     assert (weights.sum(axis=1) == 40).all()
     assert abs(weights.mean(axis=0) - 1).max() < 0.04 and abs(weights.var(axis=0) - 0.975).max() < 0.06
 
@@ -266,7 +261,7 @@ def test_bootstrap_intervals_cover_93_to_97_percent_at_100_items() -> None:
         grades, items = _judged(rng, 100)
         coded = _coded(grades, items, "nominal")
         result = _bootstrap(
-            coded.figures, coded.items, [_resample_weights(resampling, 1000, coded.items)], 0.95
+            coded.figures, coded.items, [resample_weights(resampling, 1000, coded.items)], 0.95
         )
         for name, key in FIGURES.items():
             hits[name] += result[key].low <= truth[name] <= result[key].high

@@ -51,7 +51,7 @@ T. Byrt, J. Bishop and J. B. Carlin, "Bias, prevalence and kappa", J. Clin. Epid
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from types import MappingProxyType
@@ -64,6 +64,7 @@ from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats._grades import GradeTable, grade_table
 from trialscore.stats._intervals import normal_quantile
+from trialscore.stats._resampling import item_weights
 
 __all__ = ["Agreement", "AgreementInterval", "JudgeAgreement", "PairKappa", "agreement", "judge_agreement"]
 
@@ -318,22 +319,13 @@ def _interval(
     return AgreementInterval(estimate, min(low, estimate), max(high, estimate), level)
 
 
-def _resamples(items: int, resamples: int, seed: int) -> Iterator[FloatArray]:
-    """Blocks of bootstrap item weights: seeded rows of ``Multinomial(items, 1/items)``."""
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // items)
-    shares = np.full(items, 1.0 / items)
-    for start in range(0, resamples, block):
-        yield rng.multinomial(items, shares, size=min(block, resamples - start)).astype(np.float64)
-
-
 def _bootstrap(
     figures: Mapping[str, _Figure], items: int, weights: Iterable[FloatArray], level: float
 ) -> dict[str, AgreementInterval]:
     """Each figure's estimate and percentile interval over blocks of item weights (one draw serves all).
 
-    The core of :func:`agreement`, which passes its seeded :func:`_resamples`; the coverage
-    simulation passes weights of its own.
+    The core of :func:`agreement`, which passes its seeded multinomial blocks
+    (:func:`~trialscore.stats._resampling.item_weights`); the coverage simulation passes weights of its own.
     """
     estimates = {}
     for name, figure in figures.items():
@@ -474,7 +466,8 @@ def agreement(
             f"coders must name each of the {values.shape[1]} columns; got {len(names)} names"
         )
     coded = _coded(values, item_index, scale)
-    intervals = _bootstrap(coded.figures, coded.items, _resamples(coded.items, resamples, seed), level)
+    weights = item_weights(coded.items, resamples, seed, _BLOCK_CELLS)
+    intervals = _bootstrap(coded.figures, coded.items, weights, level)
     missing = AgreementInterval(math.nan, math.nan, math.nan, level)
     kappas = []
     for (first, second), units in zip(combinations(range(len(names)), 2), coded.pair_units, strict=True):
