@@ -1,7 +1,8 @@
 """Seeded simulation of ``trialscore rank --pareto`` (issue 28, item 2): P(on front) of each run as the
-command computes it from the run's trial file (:func:`~trialscore.stats.cost_success_front` on the
-trials it reads), the first runs end to end too (trial file written, read by the command, P(on front)
-taken from its JSON), checked equal.
+command computes it from the run's trial file (the core of :func:`~trialscore.stats.cost_success_front`
+on the trials it reads, on resamples of the simulation's own); the first runs end to end too (trial
+file written, read by the command, P(on front) taken from its JSON), checked equal to the core on the
+command's resamples.
 
 Two-level model: 200 items, item ``i`` with a pass rate ``p_i ~ Beta(4, 2)`` and a cost level
 ``w_i ~ N(0, 0.5^2)`` shared by every target; target ``t`` passes a trial of item ``i`` with probability
@@ -17,6 +18,7 @@ quoted in docs/agents.md.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import click
@@ -27,11 +29,12 @@ from scipy import integrate, stats
 from scipy.special import expit, logit
 from typer.main import get_command
 
+from tests.stats._weights import resample_weights
 from tests.stats.test_front_simulation import check_calibration
 from trialscore.cli import app
-from trialscore.stats import cost_success_front
-from trialscore.stats._effort import item_totals
-from trialscore.stats._front import dominated
+from trialscore.stats._effort import ItemTotals, item_totals
+from trialscore.stats._front import _BLOCK, _columns, _front_shares, _shared_rows, dominated
+from trialscore.stats._resampling import item_weights
 
 ITEMS = 200
 TRIALS = 3
@@ -59,10 +62,9 @@ def true_front() -> np.ndarray:
     return ~dominated(np.array([rates]), np.array([costs]))[0]
 
 
-#: Each trial's item, and the trial lines' ids in the order the command reads them (by item id).
+#: Each trial's item, and the trials in the order the command reads them (by id: "item-10" before "item-2").
 ITEM = np.repeat(np.arange(ITEMS), TRIALS)
-IDS = np.array([f"item-{i}" for i in ITEM])
-READ_ORDER = np.argsort(IDS, kind="stable")
+READ_ORDER = np.argsort(np.array([f"item-{i}" for i in ITEM]), kind="stable")
 #: Runs that also go through the command (trial file written, read, JSON), checked equal to the direct front.
 END_TO_END = 3
 
@@ -100,15 +102,21 @@ def write_run(run: Run, path: Path) -> Path:
     return path
 
 
-def front_of(run: Run, seed: int) -> np.ndarray:
-    """P(on front) of each target as the command computes it from the run's file: errored trials left
-    out, unknown costs NaN, items in the order it reads them."""
+def totals_of(run: Run) -> dict[str, ItemTotals]:
+    """Each target's per-item totals as the command reads the run's file: errored trials left out,
+    unknown costs NaN, items in the order it reads them."""
     totals = {}
     for name, (passed, cost, unknown, errored) in run.items():
         kept = READ_ORDER[~errored[READ_ORDER]]
-        totals[name] = item_totals(IDS[kept], passed[kept], np.where(unknown, np.nan, cost)[kept])
-    front = cost_success_front(totals, replicates=RESAMPLES, seed=seed)
-    return np.array([point.front_probability for point in front.points])
+        totals[name] = item_totals(ITEM[kept].tolist(), passed[kept], np.where(unknown, np.nan, cost)[kept])
+    return totals
+
+
+def front_of(totals: dict[str, ItemTotals], weights: Callable[[int], Iterable[np.ndarray]]) -> np.ndarray:
+    """P(on front) of each target by cost_success_front's core, on ``weights(items)`` of the shared items."""
+    rows, _ = _shared_rows(totals)
+    rates, costs, tried = _columns(totals, rows)
+    return _front_shares(rates, costs, tried, weights(rates.shape[0]))
 
 
 def command_front(run: Run, seed: int, path: Path, command: click.Command) -> np.ndarray:
@@ -130,11 +138,14 @@ def test_rank_pareto_gives_targets_truly_on_the_front_at_least_0_9_in_90_percent
     assert on.tolist() == [True, True, True, False, False]
     rng = np.random.default_rng(2028)
     command = get_command(app)  # the command line as the trialscore script runs it, built once for every run
+    resampling = np.random.default_rng(2029)
     probabilities = []
     for seed in range(RUNS):
         run = draw_run(rng)
-        probabilities.append(front_of(run, seed))
-        if seed < END_TO_END:
+        totals = totals_of(run)
+        probabilities.append(front_of(totals, lambda items: [resample_weights(resampling, RESAMPLES, items)]))
+        if seed < END_TO_END:  # the command gives what the core gives on the command's own resamples
+            own = front_of(totals, lambda items, seed=seed: item_weights(items, RESAMPLES, seed, _BLOCK))
             from_command = command_front(run, seed, tmp_path / "trials.jsonl", command)
-            assert from_command.tolist() == probabilities[-1].tolist(), seed
+            assert from_command.tolist() == own.tolist(), seed
     check_calibration(np.array(probabilities), on, list(TARGETS))
