@@ -260,9 +260,8 @@ def test_bootstrap_intervals_cover_93_to_97_percent_at_100_items() -> None:
     for _ in range(reps):
         grades, items = _judged(rng, 100)
         coded = _coded(grades, items, "nominal")
-        result = _bootstrap(
-            coded.figures, coded.items, [resample_weights(resampling, 1000, coded.items)], 0.95
-        )
+        checked = {key: coded.figures[key] for key in FIGURES.values()}  # the others are not checked
+        result = _bootstrap(checked, coded.items, [resample_weights(resampling, 1000, coded.items)], 0.95)
         for name, key in FIGURES.items():
             hits[name] += result[key].low <= truth[name] <= result[key].high
     coverage = {name: count / reps for name, count in hits.items()}
