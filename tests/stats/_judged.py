@@ -4,8 +4,9 @@ Item pass rates come from the u-shaped (bimodal) population of ``_populations`` 
 The human label of a trial is its true outcome; the judge passes a correct output with
 probability ``tpr`` and fails a wrong one with probability ``tnr`` -- except on a random
 ``lenient`` share of items, where it fails a wrong one only with probability ``LENIENT_TNR`` (a
-judge biased on some items, as real judges are).  Everything is drawn as counts per item, for
-many data sets at once.
+judge biased on some items, as real judges are).  Everything is kept as counts per item, for
+many data sets at once: drawn as binomial counts (:func:`draw`), or trial by trial for a bank
+that serves several trial counts, judges and targets at once (:func:`draw_bank`).
 """
 
 from __future__ import annotations
@@ -34,20 +35,51 @@ class Counts:
     trials: int
 
 
-def draw(
-    rng: np.random.Generator, reps: int, items: int, trials: int, judge: str, scale: float = 1.0
-) -> Counts:
-    """``reps`` data sets of ``items`` items; ``scale`` multiplies every item's rate (a weaker target)."""
+def draw(rng: np.random.Generator, reps: int, items: int, trials: int, judge: str) -> Counts:
+    """``reps`` data sets of ``items`` items at one trial count and judge, drawn as binomial counts."""
     tpr, tnr, lenient = JUDGES[judge]
-    rates = scale * rng.beta(A, B, (reps, items))
-    return draw_at(rng, rates, trials, tpr, np.where(rng.random(rates.shape) < lenient, LENIENT_TNR, tnr))
-
-
-def draw_at(rng: np.random.Generator, rates: np.ndarray, trials: int, tpr: float, tnr: np.ndarray) -> Counts:
-    """Counts at given item rates and per-item true-negative rates."""
+    rates = rng.beta(A, B, (reps, items))
+    tnr_item = np.where(rng.random(rates.shape) < lenient, LENIENT_TNR, tnr)
     human = rng.binomial(trials, rates)
     agree = rng.binomial(human, tpr)
-    return Counts(human, agree + rng.binomial(trials - human, 1.0 - tnr), agree, trials)
+    return Counts(human, agree + rng.binomial(trials - human, 1.0 - tnr_item), agree, trials)
+
+
+def draw_bank(
+    rng: np.random.Generator, reps: int, items: int, trials: tuple[int, ...], scales: tuple[float, ...]
+) -> dict[tuple[str, int, float], Counts]:
+    """``reps`` data sets of ``items`` items judged by every judge: counts per trial count and target.
+
+    A data set has ``max(trials)`` trials of each item for each target; ``scales`` multiply the
+    item's rate for each target (all on the same items, the judge lenient on the same items).
+    Key ``(judge, t, scale)`` counts the first ``t`` trials of each item.  Every trial is a
+    uniform compared with its pass probability (float32 uniforms: a Bernoulli as ``u < p``), and
+    the judges share the uniforms, so one bank serves every cell of the grid.
+    """
+    rates = rng.beta(A, B, (reps, items))
+    share = rng.random(rates.shape)  # an item is lenient where this is below the judge's lenient share
+    false_pass = {
+        judge: np.where(share < lenient, 1.0 - LENIENT_TNR, 1.0 - tnr).astype(np.float32)
+        for judge, (_, tnr, lenient) in JUDGES.items()
+    }
+    out: dict[tuple[str, int, float], Counts] = {}
+    for scale in scales:
+        rate = (scale * rates).astype(np.float32)
+        human = np.zeros(rates.shape, np.int8)
+        judged = {judge: (np.zeros_like(human), np.zeros_like(human)) for judge in JUDGES}
+        for t in range(1, max(trials) + 1):
+            passed = rng.random(rates.shape, dtype=np.float32) < rate
+            verdict = rng.random(rates.shape, dtype=np.float32)
+            human += passed
+            for judge, (passes, agree) in judged.items():
+                said = np.where(passed, verdict < JUDGES[judge][0], verdict < false_pass[judge])
+                passes += said
+                agree += said & passed
+            if t in trials:
+                counted = human.copy()
+                for judge, (passes, agree) in judged.items():
+                    out[judge, t, scale] = Counts(counted, passes.copy(), agree.copy(), t)
+    return out
 
 
 def beta_moment(k: int, scale: float = 1.0) -> float:
@@ -72,16 +104,6 @@ def value_table(metric: str, k: int, trials: int) -> np.ndarray:
     if metric == "pass^k":
         return np.array([math.comb(x, k) / math.comb(trials, k) for x in c])
     return np.array([1 - math.comb(trials - x, k) / math.comb(trials, k) for x in c])
-
-
-def draw_pair(
-    rng: np.random.Generator, reps: int, items: int, trials: int, judge: str
-) -> tuple[Counts, Counts]:
-    """Two targets on the same items: B's rate is 0.8 times A's; the judge is lenient on the same items."""
-    tpr, tnr, lenient = JUDGES[judge]
-    rates = rng.beta(A, B, (reps, items))
-    tnr_item = np.where(rng.random(rates.shape) < lenient, LENIENT_TNR, tnr)
-    return draw_at(rng, rates, trials, tpr, tnr_item), draw_at(rng, 0.8 * rates, trials, tpr, tnr_item)
 
 
 def trial_rows(counts: Counts, labelled: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

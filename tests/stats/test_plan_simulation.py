@@ -19,7 +19,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from tests.stats._populations import NAMES, moments, rates, shift_for_mean, spread
+from tests.stats._populations import NAMES, moments, passes, rates, shift_for_mean, spread
 from tests.stats.test_compare_simulation import check_against_library, vectorized_verdicts
 from trialscore import Bank
 from trialscore.stats import plan_sample_size
@@ -34,8 +34,8 @@ def delivered(
 ) -> float:
     rng = np.random.default_rng(seed)  # type: ignore[arg-type]
     p = rates(rng, population, (reps, items))
-    c_a = rng.binomial(trials, p)
-    c_b = rng.binomial(trials, np.clip(p + shift, 0.0, 1.0))
+    c_a = passes(rng, trials, p)
+    c_b = passes(rng, trials, np.clip(p + shift, 0.0, 1.0))
     if reps == REPS:  # the vectorized verdict is the library's (on its first replications)
         check_against_library(c_a, c_b, trials, trials)
     return float(np.mean(vectorized_verdicts(c_a, c_b, trials, trials)[0] == sign))

@@ -15,8 +15,11 @@ import pytest
 from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
+from tests.stats._weights import resample_weights
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import agreement, grade_table, judge_agreement
+from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded
+from trialscore.stats._resampling import item_weights
 
 TOLERANCE = 1e-12
 
@@ -215,22 +218,52 @@ def _judged(rng: np.random.Generator, items: int, trials: int = 3) -> tuple[np.n
     return grades, np.repeat(np.arange(items), trials)
 
 
+#: The coverage simulation's figures and the core's names for them.
+FIGURES = {
+    "percent_agreement": "percent",
+    "fleiss_kappa": "fleiss",
+    "krippendorff_alpha": "alpha",
+    "pabak": "pabak",
+    "cohen_kappa": "cohen 0 1",
+}
+
+
+def test_the_bootstrap_core_is_the_public_function() -> None:
+    grades, items = _judged(np.random.default_rng(6), 40)
+    public = agreement(grades, items.tolist(), resamples=500, seed=6)
+    coded = _coded(grades, items, "nominal")
+    core = _bootstrap(coded.figures, coded.items, item_weights(coded.items, 500, 6, _BLOCK_CELLS), 0.95)
+    for name, key in FIGURES.items():
+        figure = getattr(public, name)
+        figure = figure[0] if name == "cohen_kappa" else figure
+        assert (figure.estimate, figure.low, figure.high) == (
+            core[key].estimate,
+            core[key].low,
+            core[key].high,
+        )
+    # The simulation's own resamples are multinomial too: M draws a row, weights of mean 1, variance 1 - 1/M.
+    weights = resample_weights(np.random.default_rng(7), 20_000, 40)
+    assert (weights.sum(axis=1) == 40).all()
+    assert abs(weights.mean(axis=0) - 1).max() < 0.04 and abs(weights.var(axis=0) - 0.975).max() < 0.06
+
+
 @pytest.mark.slow
 def test_bootstrap_intervals_cover_93_to_97_percent_at_100_items() -> None:
     rng = np.random.default_rng(2027)
-    grades, items = _judged(rng, 300_000)
-    population = agreement(grades, items, resamples=10)
-    names = ("percent_agreement", "fleiss_kappa", "krippendorff_alpha", "pabak")
-    truth = {name: getattr(population, name).estimate for name in names}
-    truth["cohen_kappa"] = population.cohen_kappa[0].estimate
+    population = _coded(*_judged(rng, 300_000), "nominal")
+    # The population values: the core's estimates (one all-ones resample: no interval is needed).
+    estimates = _bootstrap(population.figures, population.items, [np.ones((1, population.items))], 0.95)
+    truth = {name: estimates[key].estimate for name, key in FIGURES.items()}
+    # Each data set through agreement's core (equal to it above), with 1,000 resamples of its own.
+    resampling = np.random.default_rng(2028)
     reps, hits = 1500, dict.fromkeys(truth, 0)
-    for rep in range(reps):
+    for _ in range(reps):
         grades, items = _judged(rng, 100)
-        result = agreement(grades, items, resamples=1000, seed=rep)
-        figures = {name: getattr(result, name) for name in names}
-        figures["cohen_kappa"] = result.cohen_kappa[0]
-        for name, figure in figures.items():
-            hits[name] += figure.low <= truth[name] <= figure.high
+        coded = _coded(grades, items, "nominal")
+        checked = {key: coded.figures[key] for key in FIGURES.values()}  # the others are not checked
+        result = _bootstrap(checked, coded.items, [resample_weights(resampling, 1000, coded.items)], 0.95)
+        for name, key in FIGURES.items():
+            hits[name] += result[key].low <= truth[name] <= result[key].high
     coverage = {name: count / reps for name, count in hits.items()}
     print(
         "\n" + ", ".join(f"{name} {value:.2%} (truth {truth[name]:.4f})" for name, value in coverage.items())

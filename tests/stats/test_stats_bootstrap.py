@@ -11,13 +11,16 @@ from scipy.special import beta as beta_function
 from scipy.special import ndtr, ndtri
 
 import trialscore as ts
+from tests.stats._weights import histogram_means
 from trialscore import Bank, EvaluationError
+from trialscore.core.estimators import state_scores, states_mean
 from trialscore.stats import (
     bootstrap_distribution,
     bootstrap_interval,
     bootstrap_mean_interval,
     resample_histogram,
 )
+from trialscore.stats._bootstrap import _interval_from_draws
 
 
 def random_matrix(items: int, trials: int, seed: int) -> np.ndarray:
@@ -160,22 +163,45 @@ def test_bad_input_is_named(call, message: str) -> None:
 # --- coverage by simulation: 2,000 data sets each -----------------------------------------------------
 
 
+#: Data sets per cell, resamples of each, and the first data sets also run through bootstrap_interval.
+DATA_SETS, RESAMPLES, CHECKED = 2000, 500, 3
+
+
 def simulated_coverage(
     metric: str, k: int, items: int, trials: int, a: float, b: float, method: str
 ) -> float:
+    """Coverage of the truth by the bootstrap interval in DATA_SETS data sets of ``items`` items.
+
+    Each data set's replicates are drawn for all data sets at once (tests/stats/_weights.py) and its
+    interval is bootstrap_interval's core on them; on its own resamples the core is bootstrap_interval.
+    """
     truth = {
         "avg": a / (a + b),
         "pass@k": 1 - beta_function(a, b + k) / beta_function(a, b),
         "pass^k": beta_function(a + k, b) / beta_function(a, b),
     }[metric]
     rng = np.random.default_rng(items * trials + k)
+    counts = [rng.binomial(trials, rng.beta(a, b, size=items)) for _ in range(DATA_SETS)]
+    freq = np.array([np.bincount(c, minlength=trials + 1) for c in counts])
+    n, c = np.full(trials + 1, trials), np.arange(trials + 1)  # every state a data set may hold
+    values = state_scores(n, c, metric, k)
+    draws = histogram_means(np.random.default_rng(items * trials + k + 1), freq, values, RESAMPLES)
     hits = 0
-    for data_set in range(2000):
-        c = rng.binomial(trials, rng.beta(a, b, size=items))
-        bank = Bank.from_counts(np.full(items, trials), c)
-        interval = bootstrap_interval(bank, metric, k, method=method, resamples=500, seed=data_set)
+    for data_set in range(DATA_SETS):
+        held = freq[data_set] > 0
+        state = (values[held], freq[data_set][held])
+        mean = states_mean(n[held], c[held], state[1], state[0], metric, k)
+        interval = _interval_from_draws(*state, draws[data_set], 0.95, method, "", mean)
+        assert interval.width > 0.0  # bootstrap_interval's own path (no fallback for a degenerate one)
+        if data_set < CHECKED:
+            public = bootstrap_interval(
+                Bank.from_counts(np.full(items, trials), counts[data_set]),
+                metric, k, method=method, resamples=RESAMPLES, seed=data_set,
+            )  # fmt: skip
+            own = resample_histogram(*state, RESAMPLES, data_set)
+            assert _interval_from_draws(*state, own, 0.95, method, public.method, mean) == public
         hits += interval.contains(truth)
-    return hits / 2000
+    return hits / DATA_SETS
 
 
 @pytest.mark.slow

@@ -51,7 +51,7 @@ T. Byrt, J. Bishop and J. B. Carlin, "Bias, prevalence and kappa", J. Clin. Epid
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from types import MappingProxyType
@@ -64,6 +64,7 @@ from trialscore._validate import check_choice, check_integer, check_probability
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats._grades import GradeTable, grade_table
 from trialscore.stats._intervals import normal_quantile
+from trialscore.stats._resampling import item_weights
 
 __all__ = ["Agreement", "AgreementInterval", "JudgeAgreement", "PairKappa", "agreement", "judge_agreement"]
 
@@ -304,25 +305,6 @@ def _coefficient(parts: tuple[FloatArray, FloatArray]) -> FloatArray:
     return value
 
 
-def _bootstrap(
-    figures: Mapping[str, _Figure], items: int, resamples: int, seed: int
-) -> dict[str, tuple[float, float, FloatArray]]:
-    """Each figure's estimate, expected disagreement and replicates (one draw of weights serves all)."""
-    estimates = {}
-    for name, figure in figures.items():
-        observed, expected = figure.parts(np.ones((1, items)))
-        estimates[name] = (float(_coefficient((observed, expected))[0]), float(expected[0]))
-    replicates: dict[str, list[FloatArray]] = {name: [] for name in figures}
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK_CELLS // items)
-    shares = np.full(items, 1.0 / items)
-    for start in range(0, resamples, block):
-        weights = rng.multinomial(items, shares, size=min(block, resamples - start)).astype(np.float64)
-        for name, figure in figures.items():
-            replicates[name].append(_coefficient(figure.parts(weights)))
-    return {name: (*estimates[name], np.concatenate(replicates[name])) for name in figures}
-
-
 def _interval(
     estimate: float, expected: float, draws: FloatArray, largest: float, items: int, level: float
 ) -> AgreementInterval:
@@ -335,6 +317,28 @@ def _interval(
         z2 = normal_quantile(level) ** 2
         low = 1.0 - (z2 / (items + z2)) * largest / expected
     return AgreementInterval(estimate, min(low, estimate), max(high, estimate), level)
+
+
+def _bootstrap(
+    figures: Mapping[str, _Figure], items: int, weights: Iterable[FloatArray], level: float
+) -> dict[str, AgreementInterval]:
+    """Each figure's estimate and percentile interval over blocks of item weights (one draw serves all).
+
+    The core of :func:`agreement`, which passes its seeded multinomial blocks
+    (:func:`~trialscore.stats._resampling.item_weights`); the coverage simulation passes weights of its own.
+    """
+    estimates = {}
+    for name, figure in figures.items():
+        observed, expected = figure.parts(np.ones((1, items)))
+        estimates[name] = (float(_coefficient((observed, expected))[0]), float(expected[0]))
+    replicates: dict[str, list[FloatArray]] = {name: [] for name in figures}
+    for block in weights:
+        for name, figure in figures.items():
+            replicates[name].append(_coefficient(figure.parts(block)))
+    return {
+        name: _interval(*estimates[name], np.concatenate(draws), figures[name].largest, items, level)
+        for name, draws in replicates.items()
+    }
 
 
 def _checked_units(grades: ArrayLike, items: Sequence[Hashable] | None) -> tuple[FloatArray, IndexArray, int]:
@@ -359,6 +363,70 @@ def _checked_units(grades: ArrayLike, items: Sequence[Hashable] | None) -> tuple
         positions: dict[Hashable, int] = {}
         index = np.array([positions.setdefault(key, len(positions)) for key in keys], dtype=np.int64)
     return values, index, int(index.max()) + 1 if index.size else 0
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """The units with at least 2 grades, counted, and the figures to bootstrap over their items."""
+
+    units: int
+    items: int
+    #: Units every coder graded (Fleiss' kappa's).
+    complete: int
+    categories: int
+    #: Units both coders graded, for each pair of coders in ``combinations`` order.
+    pair_units: tuple[int, ...]
+    figures: dict[str, _Figure]
+
+
+def _coded(values: FloatArray, item_index: IndexArray, scale: str) -> _Coded:
+    """The figures of :func:`agreement` on checked grades (units x coders) and each unit's item index."""
+    pairable = (~np.isnan(values)).sum(axis=1) >= 2
+    values, item_index = values[pairable], item_index[pairable]
+    _, item_index = np.unique(item_index, return_inverse=True)
+    item_count = int(item_index.max()) + 1 if item_index.size else 0
+    if item_count < 2:
+        raise InsufficientDataError(
+            f"grades must hold units with at least 2 grades on at least 2 items; got {item_count} such items",
+            unit="items",
+            needed=2,
+            got=item_count,
+        )
+    domain = np.unique(values[~np.isnan(values)])
+    codes = np.where(np.isnan(values), -1, np.searchsorted(domain, np.nan_to_num(values))).astype(np.int64)
+    counts = np.stack([(codes == c).sum(axis=1) for c in range(domain.size)], axis=1).astype(np.float64)
+    graded = counts.sum(axis=1)
+    q = max(domain.size, 2)
+    figures: dict[str, _Figure] = {
+        "percent": _Figure(_percent(counts, graded, item_index, item_count, 1.0), 1.0),
+        "pabak": _Figure(_percent(counts, graded, item_index, item_count, (q - 1.0) / q), 1.0),
+    }
+    if domain.size == 2:
+        figures["prevalence"] = _Figure(_prevalence(counts, item_index, item_count), 2.0)
+    if scale == "nominal":
+        figures["alpha"] = _Figure(_alpha_nominal(counts, graded, item_index, item_count), 1.0)
+    elif scale == "interval":
+        alpha = _alpha_interval(counts, graded, domain, item_index, item_count)
+        figures["alpha"] = _Figure(alpha, float(np.ptp(domain)) ** 2 if domain.size else 0.0)
+    else:
+        span = float(np.ptp(_midranks(counts.sum(axis=0)))) if domain.size else 0.0
+        figures["alpha"] = _Figure(_alpha_ordinal(counts, graded, item_index, item_count), span**2)
+    complete = graded == values.shape[1]
+    if complete.any():
+        figures["fleiss"] = _Figure(
+            _fleiss(counts[complete], values.shape[1], item_index[complete], item_count), 1.0
+        )
+    pair_units = []
+    for first, second in combinations(range(values.shape[1]), 2):
+        both = (codes[:, first] >= 0) & (codes[:, second] >= 0)
+        pair_units.append(int(both.sum()))
+        if both.any():
+            figures[f"cohen {first} {second}"] = _Figure(
+                _cohen(codes[both][:, [first, second]], domain.size, item_index[both], item_count), 1.0
+            )
+    return _Coded(
+        int(values.shape[0]), item_count, int(complete.sum()), int(domain.size), tuple(pair_units), figures
+    )
 
 
 def agreement(
@@ -397,80 +465,31 @@ def agreement(
         raise EvaluationError(
             f"coders must name each of the {values.shape[1]} columns; got {len(names)} names"
         )
-    graded_all = (~np.isnan(values)).sum(axis=1)
-    pairable = graded_all >= 2
-    values, item_index = values[pairable], item_index[pairable]
-    _, item_index = np.unique(item_index, return_inverse=True)
-    item_count = int(item_index.max()) + 1 if item_index.size else 0
-    if item_count < 2:
-        raise InsufficientDataError(
-            f"grades must hold units with at least 2 grades on at least 2 items; got {item_count} such items",
-            unit="items",
-            needed=2,
-            got=item_count,
-        )
-    domain = np.unique(values[~np.isnan(values)])
-    codes = np.where(np.isnan(values), -1, np.searchsorted(domain, np.nan_to_num(values))).astype(np.int64)
-    counts = np.stack([(codes == c).sum(axis=1) for c in range(domain.size)], axis=1).astype(np.float64)
-    graded = counts.sum(axis=1)
-    q = max(domain.size, 2)
-    figures: dict[str, _Figure] = {
-        "percent": _Figure(_percent(counts, graded, item_index, item_count, 1.0), 1.0),
-        "pabak": _Figure(_percent(counts, graded, item_index, item_count, (q - 1.0) / q), 1.0),
-    }
-    if domain.size == 2:
-        figures["prevalence"] = _Figure(_prevalence(counts, item_index, item_count), 2.0)
-    if scale == "nominal":
-        figures["alpha"] = _Figure(_alpha_nominal(counts, graded, item_index, item_count), 1.0)
-    elif scale == "interval":
-        alpha = _alpha_interval(counts, graded, domain, item_index, item_count)
-        figures["alpha"] = _Figure(alpha, float(np.ptp(domain)) ** 2 if domain.size else 0.0)
-    else:
-        span = float(np.ptp(_midranks(counts.sum(axis=0)))) if domain.size else 0.0
-        figures["alpha"] = _Figure(_alpha_ordinal(counts, graded, item_index, item_count), span**2)
-    complete = graded == values.shape[1]
-    if complete.any():
-        figures["fleiss"] = _Figure(
-            _fleiss(counts[complete], values.shape[1], item_index[complete], item_count), 1.0
-        )
-    pairs: list[tuple[Hashable, Hashable, int]] = []
-    for first, second in combinations(range(values.shape[1]), 2):
-        both = (codes[:, first] >= 0) & (codes[:, second] >= 0)
-        pairs.append((names[first], names[second], int(both.sum())))
-        if both.any():
-            figures[f"cohen {first} {second}"] = _Figure(
-                _cohen(codes[both][:, [first, second]], domain.size, item_index[both], item_count), 1.0
-            )
-    results = _bootstrap(figures, item_count, resamples, seed)
+    coded = _coded(values, item_index, scale)
+    weights = item_weights(coded.items, resamples, seed, _BLOCK_CELLS)
+    intervals = _bootstrap(coded.figures, coded.items, weights, level)
     missing = AgreementInterval(math.nan, math.nan, math.nan, level)
-
-    def interval(name: str) -> AgreementInterval:
-        if name not in results:
-            return missing
-        estimate, expected, draws = results[name]
-        return _interval(estimate, expected, draws, figures[name].largest, item_count, level)
-
     kappas = []
-    for (first, second), (name_a, name_b, units) in zip(
-        combinations(range(values.shape[1]), 2), pairs, strict=True
-    ):
-        pair = interval(f"cohen {first} {second}")
-        kappas.append(PairKappa(name_a, name_b, units, pair.estimate, pair.low, pair.high, level))
+    for (first, second), units in zip(combinations(range(len(names)), 2), coded.pair_units, strict=True):
+        pair = intervals.get(f"cohen {first} {second}", missing)
+        kappas.append(
+            PairKappa(names[first], names[second], units, pair.estimate, pair.low, pair.high, level)
+        )
     return Agreement(
         coders=names,
         scale=scale,
-        items=item_count,
-        units=int(values.shape[0]),
-        complete_units=int(complete.sum()),
-        unpaired_units=int((~pairable).sum()),
-        categories=int(domain.size),
-        percent_agreement=interval("percent"),
+        items=coded.items,
+        units=coded.units,
+        complete_units=coded.complete,
+        unpaired_units=values.shape[0] - coded.units,
+        categories=coded.categories,
+        percent_agreement=intervals["percent"],
         cohen_kappa=tuple(kappas),
-        fleiss_kappa=interval("fleiss"),
-        krippendorff_alpha=interval("alpha"),
-        pabak=interval("pabak"),
-        prevalence_index=interval("prevalence") if "prevalence" in figures else None,
-        method=f"percentile bootstrap over {item_count} items ({resamples} resamples, seed {seed})",
+        fleiss_kappa=intervals.get("fleiss", missing),
+        krippendorff_alpha=intervals["alpha"],
+        pabak=intervals["pabak"],
+        prevalence_index=intervals.get("prevalence"),
+        method=f"percentile bootstrap over {coded.items} items ({resamples} resamples, seed {seed})",
     )
 
 

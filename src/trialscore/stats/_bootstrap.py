@@ -177,18 +177,34 @@ def _interval_from_histogram(
     name = check_choice(method, "method", _METHODS)
     resamples = check_integer(resamples, "resamples", MIN_RESAMPLES)
     seed = check_integer(seed, "seed", 0)
+    draws = resample_histogram(values, freq, resamples, seed)
+    return _interval_from_draws(
+        values, freq, draws, level, name, f"bootstrap {name} ({resamples} resamples, seed {seed})", mean
+    )
+
+
+def _interval_from_draws(
+    values: FloatArray,
+    freq: NDArray[np.int64],
+    draws: FloatArray,
+    level: float,
+    method: str,
+    label: str,
+    mean: float | None = None,
+) -> Interval:
+    """The percentile or BCa interval from ``draws``, bootstrap replicates of the mean of ``values``
+    (``freq`` units each): the core of :func:`_interval_from_histogram`, whose coverage simulation
+    draws its replicates for many data sets at once."""
     items = int(freq.sum())
     estimate = float(freq @ values) / items if mean is None else mean
-    draws = resample_histogram(values, freq, resamples, seed)
     alpha = 1.0 - level
     tails: tuple[float, float] | None = (alpha / 2.0, 1.0 - alpha / 2.0)
-    if name == "bca":
+    if method == "bca":
         tails = _bca_probabilities(values, freq, draws, estimate, alpha)
     if tails is None:
         low = high = estimate
     else:
         low, high = (float(bound) for bound in np.quantile(draws, tails))
-    label = f"bootstrap {name} ({resamples} resamples, seed {seed})"
     return Interval(estimate, low, high, level, label, items, float(draws.std(ddof=1)))
 
 

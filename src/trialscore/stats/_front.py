@@ -38,7 +38,7 @@ cost-accuracy fronts of agents; B. Efron and R. Tibshirani, *An Introduction to 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +51,7 @@ from trialscore.core.bank import Bank
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats._effort import ItemTotals, ratio_interval, success_floor, trial_floor
 from trialscore.stats._intervals import Interval, item_interval
+from trialscore.stats._resampling import item_weights
 
 __all__ = ["Front", "FrontPoint", "cost_success_front", "dominated"]
 
@@ -129,26 +130,40 @@ def _shared_rows(runs: Mapping[str, ItemTotals]) -> tuple[dict[str, NDArray[np.i
     return rows, len(everything) - len(common)
 
 
-def _front_shares(
-    rates: FloatArray, costs: FloatArray, tried: FloatArray, replicates: int, seed: int
-) -> FloatArray:
-    """Each column's share of ``replicates`` bootstrap resamples of the rows (items) whose front holds it.
+def _columns(
+    runs: Mapping[str, ItemTotals], rows: Mapping[str, NDArray[np.int64]]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Per shared item (rows) and target (columns): the pass rate over every trial with an outcome, the
+    cost total and the trials of known cost."""
+    parts = []
+    for name, totals in runs.items():
+        picked = rows[name]
+        n = totals.trials[picked] + totals.unknown[picked]
+        c = totals.successes[picked] + totals.unknown_successes[picked]
+        parts.append((c / n, totals.total[picked], totals.trials[picked].astype(np.float64)))
+    rates, costs, tried = (np.column_stack(column) for column in zip(*parts, strict=True))
+    return rates, costs, tried
 
-    Rows are per-item pass rates, cost totals and costed trials (items x targets); the item weights
-    of a resample are one multinomial draw, drawn in blocks (one stream, whatever the block size).
+
+def _front_shares(
+    rates: FloatArray, costs: FloatArray, tried: FloatArray, weights: Iterable[FloatArray]
+) -> FloatArray:
+    """Each column's share of the bootstrap resamples of the rows (items) whose front holds it.
+
+    Rows are per-item pass rates, cost totals and costed trials (items x targets); ``weights`` are
+    blocks of resamples' item weights (:func:`~trialscore.stats._resampling.item_weights`, whose
+    rows each add up to the items).
     """
     items = rates.shape[0]
-    rng = np.random.default_rng(seed)
-    block = max(1, _BLOCK // items)
     dominated_count = np.zeros(rates.shape[1])
-    for start in range(0, replicates, block):
-        size = min(block, replicates - start)
-        weights = rng.multinomial(items, np.full(items, 1.0 / items), size=size).astype(np.float64)
+    replicates = 0
+    for block in weights:
         # einsum, not BLAS's matmul: BLAS sums in an order that depends on the block's shape, and a
         # last-digit difference can break a tie on the front; einsum sums each row the same way.
-        boot_rates = np.einsum("ri,it->rt", weights, rates) / items
-        boot_costs = np.einsum("ri,it->rt", weights, costs) / np.einsum("ri,it->rt", weights, tried)
+        boot_rates = np.einsum("ri,it->rt", block, rates) / items
+        boot_costs = np.einsum("ri,it->rt", block, costs) / np.einsum("ri,it->rt", block, tried)
         dominated_count += dominated(boot_rates, boot_costs).sum(axis=0)
+        replicates += block.shape[0]
     return np.asarray(1.0 - dominated_count / replicates, dtype=np.float64)
 
 
@@ -185,17 +200,12 @@ def cost_success_front(
             unit="items", needed=2, got=items,
         )  # fmt: skip
     names = list(runs)
-    rates = np.empty((items, len(names)))
-    costs = np.empty((items, len(names)))
-    tried = np.empty((items, len(names)))
+    rates, costs, tried = _columns(runs, rows)
     figures = []
     for column, name in enumerate(names):
         totals, picked = runs[name], rows[name]
         n = totals.trials[picked] + totals.unknown[picked]
         c = totals.successes[picked] + totals.unknown_successes[picked]
-        rates[:, column] = c / n
-        costs[:, column] = totals.total[picked]
-        tried[:, column] = totals.trials[picked]
         solved = totals.successes[picked]
         floor = trial_floor(int(tried[:, column].sum()))
         figures.append(
@@ -213,7 +223,7 @@ def cost_success_front(
                 else None,
             )
         )
-    probability = _front_shares(rates, costs, tried, replicates, seed)
+    probability = _front_shares(rates, costs, tried, item_weights(items, replicates, seed, _BLOCK))
     observed = ~dominated(rates.mean(axis=0)[None, :], (costs.sum(axis=0) / tried.sum(axis=0))[None, :])[0]
     points = tuple(
         FrontPoint(name, rate, cost, bool(observed[column]), float(probability[column]), unknown, per_success)
