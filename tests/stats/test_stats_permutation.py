@@ -89,3 +89,29 @@ def test_resplits_tied_with_the_observed_split_count_on_both_sides() -> None:
     observed = int(c_b.sum())
     below, above = int((passes <= observed).sum()), int((passes >= observed).sum())
     assert result.p_value == min(1.0, 2.0 * (1 + min(below, above)) / 1000)  # 0.228; ties to one side: 0.176
+
+
+def test_an_interval_end_at_a_tied_resplit_is_zero_so_the_verdict_agrees_with_p() -> None:
+    """20 items of 5 trials: the re-split at the interval's upper end ties the observed delta, and
+    summed in another order it put the end at -2.8e-17: the verdict said regression at p = 0.088."""
+    c_a = np.array([5, 4, 0, 3, 5, 0, 5, 2, 0, 5, 4, 5, 4, 5, 5, 0, 5, 0, 5, 5])
+    c_b = np.array([5, 3, 0, 1, 5, 0, 5, 2, 0, 5, 1, 5, 3, 5, 5, 0, 5, 0, 5, 5])
+    n = np.full(20, 5)
+    result = resplit_test(n, c_a, n, c_b, permutations=4000, seed=1)
+    assert result.p_value > 0.05 and result.high == 0.0 and result.low < 0
+    runs = [
+        {f"c{i}": [1] * int(c) + [0] * (5 - int(c)) for i, c in enumerate(counts)} for counts in (c_a, c_b)
+    ]
+    assert compare_paired(*runs, estimand="items", permutations=4000, seed=1).verdict == "within_noise"
+
+
+def test_with_equal_trials_everywhere_the_interval_excludes_0_exactly_when_p_is_below_alpha() -> None:
+    """Equal trials per item make ties with the observed delta common (the case rounding upsets)."""
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        items, trials = int(rng.integers(5, 25)), int(rng.integers(2, 6))
+        n = np.full(items, trials)
+        rates = rng.random(items)
+        c_a, c_b = rng.binomial(n, rates), rng.binomial(n, np.clip(rates - rng.uniform(0, 0.3), 0, 1))
+        result = resplit_test(n, c_a, n, c_b, permutations=999, seed=int(rng.integers(100)))
+        assert (result.p_value < 0.05) == (not result.low <= 0.0 <= result.high), (c_a, c_b, result)

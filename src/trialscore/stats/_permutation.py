@@ -25,7 +25,9 @@ value :math:`f`.  ``B`` seeded re-splits give the equal-tailed p-value
 :math:`p = \min\bigl(1,\ 2\min(1 + \#\{T^* \le T\},\ 1 + \#\{T^* \ge T\})/(1 + B)\bigr)`, and
 the interval inverts that test under a shift of the statistic: with :math:`q_{lo}, q_{hi}` the
 ``k``-th smallest and largest :math:`T^*`, :math:`k = \lceil (\alpha/2)(1 + B) \rceil - 1`,
-it is :math:`[T - q_{hi},\ T - q_{lo}]`, so it excludes 0 exactly when :math:`p < \alpha`.
+it is :math:`[T - q_{hi},\ T - q_{lo}]`, so it excludes 0 exactly when :math:`p < \alpha` (a
+re-split within 1e-12 of :math:`T` is a tie: the p-value counts it on both sides, and an end at it
+is 0).
 The test is exact (its error rate is at most ``alpha`` up to the Monte Carlo error of ``B``
 re-splits) for every number of items and trials, equal or not, and needs 0/1 trials.  It says
 nothing of items not in the runs; the paired t-test of
@@ -159,6 +161,15 @@ def _values(tables: dict[int, FloatArray], n: IntArray, counts: IntArray) -> Flo
     return out
 
 
+def _tie_is_zero(shift: float, tolerance: float) -> float:
+    """``shift``, or 0 where it is within ``tolerance`` of 0 (a re-split tied with the observed one).
+
+    >>> _tie_is_zero(-2.8e-17, 1e-12), _tie_is_zero(-0.05, 1e-12)
+    (0.0, -0.05)
+    """
+    return 0.0 if abs(shift) <= tolerance else shift
+
+
 def resplit_test(
     n_baseline: ArrayLike,
     c_baseline: ArrayLike,
@@ -219,8 +230,10 @@ def resplit_test(
     above = sims.size - int(np.searchsorted(sims, observed - tolerance, side="left"))  # T* >= T
     p_value = min(1.0, 2.0 * (1 + min(below, above)) / (1 + sims.size))
     rank = max(1, math.ceil(alpha / 2 * (1 + sims.size)) - 1)
-    low = max(observed - float(sims[-rank]), -1.0)
-    high = min(observed - float(sims[rank - 1]), 1.0)
+    # An end at a tie is 0 (the p-value counts that re-split on both sides): rounding must not put
+    # it a few 1e-17 past 0, where the interval would exclude 0 while p >= alpha.
+    low, high = (_tie_is_zero(observed - float(sims[index]), tolerance) for index in (-rank, rank - 1))
+    low, high = max(low, -1.0), min(high, 1.0)
     method = (
         f"re-split permutation test: each item's trials re-split between the runs at its total passes "
         f"({permutations} seeded re-splits, seed {seed}); these {items} items"
