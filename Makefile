@@ -49,14 +49,16 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/mypy src/trialscore
 
-# One test process per core (pytest-xdist); the slow tests included.
+# One test process per core (pytest-xdist), each test file in one process (--dist loadfile: a file's
+# module fixtures, such as a simulation's seeded grid or a started server, are built once, not in
+# every process that ran one of its tests); the slow tests included.
 test: lint browser java
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The quick loop while developing: lint, types, and every test but the slow ones (the seeded
 # simulations, and the tests that start processes, servers or a browser or grow big files).
 test-fast: lint
-	$(BIN)/python -m pytest -n auto -m "not slow"
+	$(BIN)/python -m pytest -n auto --dist loadfile -m "not slow"
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
