@@ -265,6 +265,14 @@ def _tokens_sql(column: str, type_name: str) -> str:
     )
 
 
+def _left_sql(text: str, chars: int) -> str:
+    """SQL: the first ``chars`` characters of ``text`` (SQL of a text), as ``left`` cuts them.
+
+    A text no longer than that (most outputs) is kept as it is, as ``length`` tells: both count code
+    points, and ``left`` of every text makes the fetch of 10,000 2 KB outputs take 2.5x as long."""
+    return f"CASE WHEN length({text}) <= {chars} THEN {text} ELSE left({text}, {chars}) END"
+
+
 def trial_sql(
     scan: Scan, roles: Mapping[str, tuple[str, Role]], found: Mapping[str, tuple[str, str]], skip: bool
 ) -> str:
@@ -293,7 +301,7 @@ def trial_sql(
         elif name in _CUT:
             text = _text_sql(column, type_name)
             chars = OUTPUT_TEXT_CHARS if name == "output" else OUTPUT_CHARS
-            selected.append(f"left({text}, {chars}) AS {name}")
+            selected.append(f"{_left_sql(text, chars)} AS {name}")
             if name == "output":
                 selected.append(f"coalesce(length({text}), 0) AS output_chars")
         elif name != "verdict":
