@@ -115,7 +115,8 @@ class TrialColumns:
     ``score``, ``cost``, ``latency``, ``tokens`` (a total: input and output) and ``steps`` are
     ``float64`` (NaN: unknown); the other fields are lists (None: unknown), ``tool_calls`` the
     JSON text of each trial's calls (:meth:`calls` reads them); ``fields`` are the fields the
-    input had.
+    input had.  ``judge_calls`` is False when the grader results read (before any :meth:`take`) never
+    name ``"calls"`` in their JSON: no ``llm_judge`` listed its calls (True: some may have).
     """
 
     starts: NDArray[np.int64]
@@ -137,6 +138,7 @@ class TrialColumns:
     tokens: NDArray[np.float64]
     steps: NDArray[np.float64]
     tool_calls: list[str | None]
+    judge_calls: bool = False
 
     def calls(self, index: int) -> tuple[ToolCall, ...] | None:
         """Trial ``index``'s tool calls (None: not recorded); JSON that is not a list of calls is an error."""
@@ -194,6 +196,7 @@ class TrialColumns:
             latency=self.latency[picked],
             tokens=self.tokens[picked],
             steps=self.steps[picked],
+            judge_calls=self.judge_calls,
             **lists,
         )
 
@@ -491,6 +494,7 @@ def _columns(
     def texts(name: str) -> list[str | None]:
         return table[name].tolist() if name in table else [None] * size
 
+    graders = texts("graders")
     return TrialColumns(
         starts=starts,
         trial=trial.astype(np.int64).tolist(),
@@ -504,7 +508,7 @@ def _columns(
         if "output_chars" in table
         else [0] * size,
         error=texts("error"),
-        graders=_graders(texts("graders")),
+        graders=_graders(graders),
         started_at=texts("started_at"),
         target=texts("target"),
         category=texts("category"),
@@ -513,4 +517,5 @@ def _columns(
         tokens=_finite(table["tokens"]) if "tokens" in table else np.full(size, np.nan),
         steps=_finite(table["steps"]) if "steps" in table else np.full(size, np.nan),
         tool_calls=texts("tool_calls"),
+        judge_calls=any(text is not None and '"calls"' in text for text in graders),
     )
