@@ -89,11 +89,8 @@ class Drawer:
         self.scores = _shorts(trials.score, _short)
         self.costs = _shorts(trials.cost, _short)
         self.latencies = _shorts(trials.latency, _latency)
-        add = self.texts.add
-        self.outputs = [
-            add(text, chars) for text, chars in zip(trials.output, trials.output_chars, strict=True)
-        ]
-        self.errors = [add(text) for text in trials.error]
+        self.outputs = self.texts.add_all(trials.output, trials.output_chars)
+        self.errors = self.texts.add_all(trials.error)
         self.tool_calls: list[object] = list(
             getattr(trials, "tool_calls", None) or [None] * len(trials.error)
         )
