@@ -517,5 +517,5 @@ def _columns(
         tokens=_finite(table["tokens"]) if "tokens" in table else np.full(size, np.nan),
         steps=_finite(table["steps"]) if "steps" in table else np.full(size, np.nan),
         tool_calls=texts("tool_calls"),
-        judge_calls=any(text is not None and '"calls"' in text for text in graders),
+        judge_calls='"calls"' in "\n".join(filter(None, graders)),
     )
