@@ -30,8 +30,10 @@ from typing import Any
 
 __all__ = ["TextTable", "case_groups", "loose"]
 
-#: The ASCII characters ``str.split`` splits at, but the space.
-_OTHER_SPACES = b"\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+#: The ASCII characters ``str.split`` splits at.
+_ASCII_SPACES = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
+#: ASCII letters to lower case: ``casefold`` of ASCII text.
+_ASCII_LOWER = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"abcdefghijklmnopqrstuvwxyz")
 
 
 def loose(text: str) -> str:
@@ -39,30 +41,33 @@ def loose(text: str) -> str:
 
     >>> loose("  The answer\\n is  42. "), loose("THE ANSWER IS 42.")
     ('the answer is 42.', 'the answer is 42.')
-    >>> loose("a\\x1fb"), loose("Straße")
-    ('a b', 'strasse')
     """
-    if text.isascii():  # most outputs, whose words are one space apart already: only their case to fold
-        raw = text.encode("ascii")
-        if (
-            len(raw.translate(None, _OTHER_SPACES)) == len(raw)
-            and b"  " not in raw
-            and not raw.startswith(b" ")
-            and not raw.endswith(b" ")
-        ):
-            return text.lower()  # casefold, for ASCII
     return " ".join(text.split()).casefold()
 
 
+def _solid(text: str) -> bytes:
+    """:func:`loose` ``(text)`` without its spaces, in UTF-8: texts loosely the same have the same one.
+    An ASCII text's is made in one pass, without splitting it into words.
+
+    >>> _solid(" The  answer\\n is\\x1f42. "), _solid("Straße \\u212a")
+    (b'theansweris42.', b'strassek')
+    """
+    if text.isascii():
+        return text.encode("ascii").translate(_ASCII_LOWER, _ASCII_SPACES)
+    return loose(text).replace(" ", "").encode("utf-8", "surrogatepass")
+
+
 class TextTable:
-    """Every distinct text of a run, once: ``texts`` (a cut one as ``[kept text, full length]``) and, per
-    text, the index of its loose class (:attr:`classes`, the first text of the class)."""
+    """Every distinct text of a run, once: ``texts`` (a cut one as ``[kept text, full length]``); which
+    of them are loosely the same is found when a case asks (:meth:`loosely_apart`, :meth:`loose_class`).
+    """
 
     def __init__(self) -> None:
         self.texts: list[Any] = []
-        self.classes: list[int] = []
         self._index: dict[str | tuple[str, int], int] = {}  # a text, or a cut one with its full length
-        self._loose: dict[str, int] = {}
+        self._solid: dict[int, tuple[int, bytes]] = {}  # text index -> (characters cut, its _solid)
+        self._classes: dict[int, int] = {}  # text index -> its loose class
+        self._loose: dict[str, int] = {}  # loose text and characters cut -> its class
 
     def add(self, text: str | None, chars: int | None = None) -> int | None:
         """The index of ``text`` (added if new); ``chars``: its full length if it was cut.  None: no text."""
@@ -93,16 +98,40 @@ class TextTable:
 
     def _new(self, key: str | tuple[str, int]) -> int:
         """Add the text of ``key`` (a text, or a cut text and its full length), new to the table."""
-        text, length = (key, len(key)) if isinstance(key, str) else key
         index = self._index[key] = len(self.texts)
-        self.texts.append(key if isinstance(key, str) else [text, length])
-        self.classes.append(self._loose.setdefault(f"{loose(text)}\x00{length - len(text)}", index))
+        self.texts.append(key if isinstance(key, str) else list(key))
         return index
 
     def text(self, index: int) -> str:
         """The (kept) text at ``index``."""
         value = self.texts[index]
         return value[0] if isinstance(value, list) else str(value)
+
+    def _cut(self, index: int) -> int:
+        """How many characters of the text at ``index`` were cut (0: it is whole)."""
+        value = self.texts[index]
+        return value[1] - len(value[0]) if isinstance(value, list) else 0
+
+    def loose_class(self, index: int) -> int:
+        """The loose class of the text at ``index``: the first text asked about that is loosely the same
+        (:func:`loose`, and as many characters cut)."""
+        found = self._classes.get(index)
+        if found is None:
+            key = f"{loose(self.text(index))}\x00{self._cut(index)}"
+            found = self._classes[index] = self._loose.setdefault(key, index)
+        return found
+
+    def loosely_apart(self, indices: Sequence[int]) -> bool:
+        """Whether no two of the distinct texts at ``indices`` are loosely the same: told by their forms
+        without whitespace where those differ (:func:`_solid`, and the characters cut), else by their
+        loose forms."""
+        solid = self._solid
+        for index in indices:
+            if index not in solid:
+                solid[index] = (self._cut(index), _solid(self.text(index)))
+        if len({solid[index] for index in indices}) == len(indices):
+            return True
+        return len({self.loose_class(index) for index in indices}) == len(indices)
 
 
 def _grouped(keys: Sequence[int | None]) -> list[tuple[int, list[int]]]:
@@ -122,10 +151,10 @@ def case_groups(ids: Sequence[int | None], table: TextTable) -> list[list[list[A
     if ids.count(None) == len(ids):
         return None
     exact: list[list[Any]] = [[text, positions] for text, positions in _grouped(ids)]
-    if len({table.classes[text] for text, _ in exact}) == len(exact):
+    if len(exact) == 1 or table.loosely_apart([text for text, _ in exact]):
         return [exact, exact]
     loosely = []
-    for _, positions in _grouped([None if index is None else table.classes[index] for index in ids]):
+    for _, positions in _grouped([None if index is None else table.loose_class(index) for index in ids]):
         counts: dict[int | None, int] = {}
         for position in positions:
             counts[ids[position]] = counts.get(ids[position], 0) + 1
