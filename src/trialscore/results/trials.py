@@ -357,7 +357,8 @@ class TrialParts:
         for name in names:
             table[name] = np.concatenate([_column(part, name) for part in self._parts])
         trial = floats(table["trial"])
-        keys = [_ranks(table[name]) for name in reversed((*groups, "item"))]
+        varying = [name for name in groups if len(set(counted[name].tolist())) > 1]  # one value orders none
+        keys = [_ranks(table[name]) for name in reversed((*varying, "item"))]
         ranked = np.lexsort((table["position"], table["part"], trial, *keys))
         table = {name: column[ranked] for name, column in table.items()}
         sizes = integers(counted["graded"]) + integers(counted["errored"])
