@@ -138,7 +138,7 @@ class TrialColumns:
     tokens: NDArray[np.float64]
     steps: NDArray[np.float64]
     tool_calls: list[str | None]
-    judge_calls: bool = False
+    judge_calls: bool
 
     def calls(self, index: int) -> tuple[ToolCall, ...] | None:
         """Trial ``index``'s tool calls (None: not recorded); JSON that is not a list of calls is an error."""
