@@ -129,8 +129,9 @@ class TextTable:
         for index in indices:
             if index not in solid:
                 solid[index] = (self._cut(index), _solid(self.text(index)))
-        if len({solid[index] for index in indices}) == len(indices):
-            return True
+        forms = [solid[index] for index in indices]
+        if all(form != other for place, form in enumerate(forms) for other in forms[place + 1 :]):
+            return True  # compared in pairs: a case has few texts, and unlike ones differ early
         return len({self.loose_class(index) for index in indices}) == len(indices)
 
 
