@@ -36,6 +36,38 @@ def test_a_judged_run_gets_the_panel_with_the_figures_of_the_agreement_command(t
     assert 'id="h-judges"' not in (tmp_path / "p.html").read_text()
 
 
+def test_a_run_no_judge_graded_is_not_read_again_for_the_panel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reported run's grader results, read with its trials, say that no llm_judge listed calls."""
+    import trialscore.results.judged as judged
+    from trialscore.results.records import GraderResult, TrialRecord
+
+    lines = [
+        TrialRecord(
+            case_id=f"q{i}",
+            trial=t,
+            target="m",
+            passed=t > 0,
+            verdict="pass" if t else "fail",
+            grader_results=(GraderResult(name="exact", score=float(t > 0), passed=t > 0),),
+        ).to_json_line()
+        for i in range(3)
+        for t in range(2)
+    ]
+    path = tmp_path / "trials.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(judged, "judged_inputs", lambda sources: pytest.fail("read again"))
+    result = runner.invoke(app, ["report", str(path), "--out", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert 'id="h-judges"' not in (tmp_path / "r.html").read_text()
+    judged_run = _run(tmp_path / "judged")  # its grader results list calls: read as before
+    monkeypatch.undo()
+    result = runner.invoke(app, ["report", str(judged_run), "--out", str(tmp_path / "j.html")])
+    assert result.exit_code == 0, result.output
+    assert 'id="h-judges"' in (tmp_path / "j.html").read_text()
+
+
 @pytest.fixture
 def flipping(tmp_path: Path) -> Path:
     from trialscore.results.records import GraderResult, JudgeGrade, TrialRecord

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from html.parser import HTMLParser
@@ -132,6 +133,26 @@ def test_safe_json_never_closes_a_script() -> None:
     text = safe_json({"a": "</script><!--", "b": ["&", ">", "\u2028"]})
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     assert json.loads(text) == {"a": "</script><!--", "b": ["&", ">", "\u2028"]}
+
+
+def test_packed_texts_are_the_json_the_encoder_writes() -> None:
+    """Texts joined as they are (none escaped) or encoded: the same bytes as ``json.dumps`` either way."""
+    import random
+    import zlib
+
+    from trialscore.report.packing import pack
+
+    rng = random.Random(2)
+    pieces = ["a", "é", " ", '"', "\\", "\n", "\x00", "\x1f", "\x7f", "\u2028", "</script>", "中", "🙂", ""]
+    for _ in range(500):
+        texts: list[object] = [
+            "".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(rng.randint(0, 5))
+        ]
+        if rng.random() < 0.1:
+            texts.append([rng.choice(pieces), 7])
+        plain = json.dumps(texts, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        assert pack(texts) == base64.b64encode(zlib.compress(plain.encode("utf-8"), 1)).decode("ascii")
+        assert unpack(pack(texts)) == texts
 
 
 def test_errored_trials_and_ragged_counts(tmp_path: Path) -> None:

@@ -111,6 +111,8 @@ class CallTable:
     def case(self, values: Sequence[object]) -> list[Any] | None:
         """A case's strips and divergence: ``[[calls of each trial, or None], diverging step or None]``,
         a call as ``[tool index, arguments text index]``; None when no trial recorded calls."""
+        if values.count(None) == len(values):  # most runs record none: nothing to parse
+            return None
         parsed = [calls_of(value) for value in values]
         known = [calls for calls in parsed if calls is not None]
         if not known:

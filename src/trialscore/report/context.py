@@ -78,12 +78,33 @@ def case_state(case: CaseTrials, errors: ErrorPolicy = "exclude") -> str:
     >>> case_state(CaseTrials("m", None, "a", "ppe")), case_state(CaseTrials("m", None, "a", "ppe"), "fail")
     ('pass', 'flaky')
     """
-    n = counted_n(case, errors)
+    return _state(case.passed, counted_n(case, errors))
+
+
+def _state(passed: int, n: int) -> str:
+    """The state of a case with ``passed`` of ``n`` counted trials passed (see :func:`case_state`)."""
     if n == 0:
         return "none"
-    if case.passed == n:
+    if passed == n:
         return "pass"
-    return "fail" if case.passed == 0 else "flaky"
+    return "fail" if passed == 0 else "flaky"
+
+
+def _share(passed: int, n: int, level: float) -> dict[str, Any]:
+    """What a row of the cases table says of ``passed`` of ``n``: its pass rate, Wilson interval and
+    flakiness (keys in the row's order)."""
+    from trialscore.stats import proportion_interval
+
+    interval = proportion_interval(passed, n, level, "wilson") if n else None
+    rate = passed / n if n else None
+    return {
+        "rate": rate,
+        "rate_text": percent(rate),
+        "low": None if interval is None else interval.low,
+        "interval": "" if interval is None else f"[{percent(interval.low)}, {percent(interval.high)}]",
+        "width": 0.0 if interval is None else interval.high - interval.low,
+        "flakiness": 100 * min(passed, n - passed) / n if n else 0.0,
+    }
 
 
 _FLIPS = {
@@ -216,22 +237,16 @@ class ReportContext:
     @functools.cached_property
     def rows(self) -> list[dict[str, Any]]:
         """One row per case of the reported run (the cases table), with its flip against the baseline."""
-        from trialscore.stats import proportion_interval
-
         errors = self.settings.errors
         rows = []
-        intervals: dict[tuple[int, int], Any] = {}  # one interval per (passed, n): cases share few
+        shares: dict[tuple[int, int], dict[str, Any]] = {}  # one per (passed, n): cases share few
         for index, case in enumerate(self.run.cases):
-            state = case_state(case, errors)
-            n = counted_n(case, errors)
-            interval = None
-            if n:
-                interval = intervals.get((case.passed, n))
-                if interval is None:
-                    interval = intervals[case.passed, n] = proportion_interval(
-                        case.passed, n, self.settings.level, "wilson"
-                    )
-            rate = case.passed / n if n else None
+            passed, n = case.passed, counted_n(case, errors)
+            share = shares.get((passed, n))
+            if share is None:
+                share = shares[passed, n] = _share(passed, n, self.settings.level)
+            rate = share["rate"]
+            state = _state(passed, n)
             then_case = self.before.get((case.target, case.case_id))
             then_n = 0 if then_case is None else counted_n(then_case, errors)
             then_rate = then_case.passed / then_n if then_case is not None and then_n else None
@@ -244,17 +259,10 @@ class ReportContext:
                     "case": case.case_id,
                     "category": case.category or "",
                     "strip": case.verdicts,
-                    "passed": case.passed,
+                    "passed": passed,
                     "n": n,
                     "errored": case.errored,
-                    "rate": rate,
-                    "rate_text": percent(rate),
-                    "low": None if interval is None else interval.low,
-                    "interval": ""
-                    if interval is None
-                    else f"[{percent(interval.low)}, {percent(interval.high)}]",
-                    "width": 0.0 if interval is None else interval.high - interval.low,
-                    "flakiness": 100 * min(case.passed, n - case.passed) / n if n else 0.0,
+                    **share,
                     "cost": case.cost,
                     "cost_text": money(case.cost),
                     "state": state,

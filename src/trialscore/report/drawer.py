@@ -64,7 +64,7 @@ def _shorts(values: NDArray[np.float64], shown: Callable[[float | None], Any]) -
 
 def _column(values: list[Any]) -> list[Any] | None:
     """A column of the drawer's data; None when every entry is None (nothing to show)."""
-    return None if all(value is None for value in values) else values
+    return None if values.count(None) == len(values) else values
 
 
 class Drawer:
@@ -89,11 +89,8 @@ class Drawer:
         self.scores = _shorts(trials.score, _short)
         self.costs = _shorts(trials.cost, _short)
         self.latencies = _shorts(trials.latency, _latency)
-        add = self.texts.add
-        self.outputs = [
-            add(text, chars) for text, chars in zip(trials.output, trials.output_chars, strict=True)
-        ]
-        self.errors = [add(text) for text in trials.error]
+        self.outputs = self.texts.add_all(trials.output, trials.output_chars)
+        self.errors = self.texts.add_all(trials.error)
         self.tool_calls: list[object] = list(
             getattr(trials, "tool_calls", None) or [None] * len(trials.error)
         )

@@ -34,9 +34,10 @@ _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028",
 def safe_json(data: Any) -> str:
     """Compact JSON of ``data`` that is safe inside ``<script type="application/json">``.
 
-    ``data`` must hold no NaN or infinity (JSON has neither): that raises ``ValueError``.
+    ``data`` must hold no NaN or infinity (JSON has neither): that raises ``ValueError``.  It is the
+    page's own data, a tree, so it is not searched for cycles (a quarter of the encoding time).
     """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, check_circular=False)
     for raw, escaped in _ESCAPES.items():
         if raw in text:
             text = text.replace(raw, escaped)

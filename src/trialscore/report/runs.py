@@ -104,6 +104,8 @@ class RunData:
     asked: Mapping[str, tuple[object, object]] = field(default_factory=dict)
     """Case id -> (input, expected) from the run's ``cases.jsonl`` (the drawer shows them)."""
     partial: tuple[str, ...] = ()
+    source: Path | RecordSource | None = None
+    """The input the run was read from (None: not known)."""
 
     @property
     def detailed(self) -> bool:
@@ -205,6 +207,7 @@ def read_run(
         trials if detail is True else None,
         asked or {},
         tuple(run.message for run in stats.partial),
+        source,
     )
 
 

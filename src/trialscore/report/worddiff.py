@@ -36,9 +36,42 @@ def tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
+def _alike(a: str, b: str, backwards: bool = False) -> int:
+    """How many characters ``a`` and ``b`` start with alike (``backwards``: end with), found by halves.
+
+    >>> _alike("the cat", "the dog"), _alike("a cat", "one cat", backwards=True)
+    (4, 4)
+    """
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # the first (last) ``low`` characters are alike, none past ``high``
+        middle = (low + high + 1) // 2
+        if backwards:
+            same = a[len(a) - middle : len(a) - low] == b[len(b) - middle : len(b) - low]
+        else:
+            same = a[low:middle] == b[low:middle]
+        low, high = (middle, high) if same else (low, middle - 1)
+    return low
+
+
+def _starts_word(text: str, place: int) -> bool:
+    """Whether a word starts at ``place`` after whitespace: a token starts there, whatever the text
+    around it (the tokens of ``text[place:]`` are those of ``text`` from there)."""
+    return text[place - 1].isspace() and not text[place].isspace()
+
+
 def word_diff(before: str, now: str) -> list[list[int | str]]:
-    """The word-level diff of ``before`` and ``now`` as ``[op, text]`` pieces (see the module docstring)."""
-    a, b = tokens(before), tokens(now)
+    """The word-level diff of ``before`` and ``now`` as ``[op, text]`` pieces (see the module docstring).
+
+    The texts' common start and end are cut at the last (first) place within them where a word starts
+    after whitespace, and only the rest is split into tokens: the tokens there are the whole texts'.
+    """
+    alike = _alike(before, now)
+    head = next((place for place in range(alike - 1, 0, -1) if _starts_word(before, place)), 0)
+    rest_a, rest_b = before[head:], now[head:]
+    alike = _alike(rest_a, rest_b, backwards=True)
+    size = len(rest_a)
+    tail = next((size - place for place in range(size - alike + 1, size) if _starts_word(rest_a, place)), 0)
+    a, b = tokens(rest_a[: size - tail]), tokens(rest_b[: len(rest_b) - tail])
     pieces: list[list[int | str]] = []
 
     def add(op: int, text: str) -> None:
@@ -49,13 +82,15 @@ def word_diff(before: str, now: str) -> list[list[int | str]]:
         else:
             pieces.append([op, text])
 
+    # The rests' common leading tokens never run on into their common end: the texts after them differ
+    # (else a word would start within the common start after ``head``, the last that does).
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
     end = 0
     while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
         end += 1
-    add(0, "".join(a[:start]))
+    add(0, before[:head] + "".join(a[:start]))
     middle_a, middle_b = a[start : len(a) - end], b[start : len(b) - end]
     matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -64,5 +99,5 @@ def word_diff(before: str, now: str) -> list[list[int | str]]:
         else:
             add(-1, "".join(middle_a[i1:i2]))
             add(1, "".join(middle_b[j1:j2]))
-    add(0, "".join(a[len(a) - end :]))
+    add(0, "".join(a[len(a) - end :]) + rest_a[size - tail :])
     return pieces

@@ -174,8 +174,8 @@ def item_totals(
             f"values must all be known with unknown='raise'; got NaN at trial {index} "
             f"({plural(int(missing.sum()), 'trial')} unknown)"
         )
-    order: dict[Hashable, int] = {}
-    codes = np.fromiter((order.setdefault(key, len(order)) for key in keys), dtype=np.int64, count=len(keys))
+    order = {key: code for code, key in enumerate(dict.fromkeys(keys))}  # in order of first appearance
+    codes = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
     size = len(order)
     known = ~missing
     return ItemTotals(

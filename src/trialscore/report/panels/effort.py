@@ -189,14 +189,22 @@ def _target_trials(context: ReportContext) -> dict[str, GroupTrials]:
     trials = context.run.trials
     assert trials is not None
     counted = context.grouper(context.run, "target")
+    every = context.settings.errors == "fail"
     rows: dict[str, tuple[list[object], list[int], list[int]]] = {}
     for case in context.run.cases:
         items, order, picked = rows.setdefault(case.target or "—", ([], [], []))
-        for index in range(case.start, case.stop):
-            if trials.verdicts[index] != "e" or context.settings.errors == "fail":
+        start, stop = case.start, case.stop
+        if every or "e" not in case.verdicts:  # every trial of the case
+            items.extend([case.case_id] * (stop - start))
+            order.extend(trials.trial[start:stop])
+            picked.extend(range(start, stop))
+            continue
+        for index in range(start, stop):
+            if trials.verdicts[index] != "e":
                 items.append(case.case_id)
                 order.append(trials.trial[index])
                 picked.append(index)
+    letters = np.frombuffer(trials.verdicts.encode("ascii"), dtype=np.uint8)
     out = {}
     for name, (items, order, picked) in rows.items():
         where = np.array(picked, dtype=np.int64)
@@ -204,7 +212,7 @@ def _target_trials(context: ReportContext) -> dict[str, GroupTrials]:
             counts=counted[name],
             items=items,
             trial=order,
-            passed=np.array([trials.verdicts[index] == "p" for index in picked], dtype=np.int64),
+            passed=(letters[where] == ord("p")).astype(np.int64),
             values={field: getattr(trials, field)[where] for field in FIELDS},
         )
     return out

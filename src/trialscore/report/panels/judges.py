@@ -188,9 +188,26 @@ def judges_panel(
     }
 
 
+def _no_judge_calls(context: ReportContext) -> bool:
+    """Whether the reported run's trial detail already says that no ``llm_judge`` graded the judged
+    run: that run is the file the detail was read from, every line of it a trial read, and no trial's
+    grader results name ``"calls"`` (then the panel need not read the file again)."""
+    run, judged = context.run, context.judged
+    trials = run.trials
+    return (
+        isinstance(judged, (str, Path))
+        and isinstance(run.source, Path)
+        and run.source == Path(judged)
+        and run.rows_skipped == 0
+        and trials is not None
+        and "graders" in trials.fields
+        and not trials.judge_calls
+    )
+
+
 def build(context: ReportContext) -> Built | None:
     """The panel of the context's judged run (None when no ``llm_judge`` graded it)."""
-    if context.judged is None:
+    if context.judged is None or _no_judge_calls(context):
         return None
     found = judges_panel(context.judged, context.human, context.settings.level)
     return None if found is None else Built(found)
