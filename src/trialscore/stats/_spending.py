@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -110,6 +111,17 @@ def spending_bounds(information: ArrayLike, alpha: float, rho: float = 2.0, grid
     levels = np.asarray(information, dtype=np.float64)
     if levels.ndim != 1 or levels.size == 0 or not (levels > 0).all() or (np.diff(levels) <= 0).any():
         raise EvaluationError(f"information must be increasing and positive; got {levels.tolist()}")
+    return np.array(_bounds(tuple(levels.tolist()), alpha, rho, grid))
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _bounds(information: tuple[float, ...], alpha: float, rho: float, grid: int) -> tuple[float, ...]:
+    """:func:`spending_bounds` of checked information; cached (designs from equal baselines ask again).
+
+    Keyed by the arguments and their types (an ``int`` ``grid`` is not a ``float`` one); a tuple, so a
+    caller never changes what later callers get.
+    """
+    levels = np.array(information)
     grid += 1 - grid % 2
     spent = alpha * np.minimum(levels / levels[-1], 1.0) ** rho
     spent[-1] = alpha
@@ -133,4 +145,4 @@ def spending_bounds(information: ArrayLike, alpha: float, rho: float = 2.0, grid
         kernel = np.exp(-(((new_points[None, :] - points[:, None]) / spread) ** 2) / 2)
         density = (mass @ kernel) / (spread * _ROOT_2PI)
         points, weights = new_points, new_weights
-    return bounds
+    return tuple(bounds.tolist())
