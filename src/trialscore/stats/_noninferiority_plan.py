@@ -326,7 +326,7 @@ def plan_cost_non_inferiority(
     def power_at(count: int, at: FloatArray) -> float:
         critical = float(_scipy.stdtrit(count - 1, 1 - alpha))
         reached = 1.0 - _scipy.nctdtr(count - 1, distance / np.sqrt(at / count), critical)
-        return float(np.mean(np.nan_to_num(reached, nan=1.0)))
+        return float(np.mean(np.where(np.isnan(reached), 1.0, reached)))  # NaN: a far tail, reached
 
     averaged: dict[int, float] = {}  # the power over the whole grid, per count of items
 
@@ -343,11 +343,16 @@ def plan_cost_non_inferiority(
     if items is None:
         # the normal approximation at the mean variance, then every tenth quantile of the grid (a
         # tenth of the work), then the whole grid: each search starts near the next one's answer
-        z = float(_scipy.ndtri(1 - alpha) + _scipy.ndtri(target))
-        guess = math.ceil(min(float(draws.mean()) * z * z / distance**2, 2.0**40))
+        z_alpha = float(_scipy.ndtri(1 - alpha))
+        z = z_alpha + float(_scipy.ndtri(target))
+        guess = max(math.ceil(min(float(draws.mean()) * z * z / distance**2, 2.0**40)), 2)
         coarse = draws[5::10]
+        # one secant step on the normal scale, where the power's quantile grows as sqrt(items)
+        quantile = float(_scipy.ndtri(power_at(guess, coarse))) + z_alpha
+        if 0 < quantile < math.inf:
+            guess = math.ceil(min(guess * (z / quantile) ** 2, 2.0**40))
         near = _fewest_near(lambda count: power_at(count, coarse) >= target, guess, 2)
-        items = _fewest_near(enough, near, 2)
+        items = _fewest_near(enough, near - 1, 2)  # the coarse power runs low: often one item too many
     achieved = power_over_grid(items)
     name = measured.quantity
     source = (
