@@ -204,8 +204,9 @@ class PairedDesign:
         #: where each look is read: after this many trials of the schedule
         self.positions = [cases + end for end in ends]
         counts = np.zeros((len(ends), cases), dtype=np.int64)
+        order = np.array(self.order)
         for k, position in enumerate(self.positions):
-            counts[k] = np.bincount(self.order[:position], minlength=cases)
+            counts[k] = np.bincount(order[:position], minlength=cases)
         #: the candidate trials of each case at each look (looks x cases), as planned
         self.looks: IntArray = counts
         #: the information predicted at each look, from the baseline's rates

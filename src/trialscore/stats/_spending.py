@@ -67,11 +67,15 @@ def _crossing(
 ) -> Callable[[float], tuple[float, float]]:
     """``c -> (P(cross at this look, not before), its slope in c)`` from the density's mass on ``points``."""
     ndtr = _scipy.ndtr
+    size = points.size
+    both = np.concatenate((points, -points))  # the upper tail's points, then the lower's
 
     def crossing(c: float) -> tuple[float, float]:
-        upper, lower = (points - c * root) / spread, (-c * root - points) / spread
-        value = float(mass @ (ndtr(upper) + ndtr(lower)))
-        near = float(mass @ (np.exp(-(upper**2) / 2) + np.exp(-(lower**2) / 2)))
+        scaled = (both - c * root) / spread  # (points - c root) / spread, then (-c root - points) / spread
+        tails = ndtr(scaled)
+        value = float(mass @ (tails[:size] + tails[size:]))
+        heights = np.exp(scaled**2 / -2.0)
+        near = float(mass @ (heights[:size] + heights[size:]))
         return value, -near * root / (spread * _ROOT_2PI)
 
     return crossing
