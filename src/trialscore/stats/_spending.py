@@ -144,9 +144,11 @@ def _bounds(information: tuple[float, ...], alpha: float, rho: float, grid: int)
         target = float(spent[k] - spent[k - 1])
         # the unconditional quantile is above the answer: Newton then comes down on the convex side
         bounds[k] = _solve(crossing, target, -float(_scipy.ndtri(target / 2.0))) if target > 0 else _NEVER
+        if k == levels.size - 1:
+            break  # no later look to carry the density to
         edge = min(bounds[k], _NEVER) * root
         new_points, new_weights = _simpson(-edge, edge, grid)
-        kernel = np.exp(-(((new_points[None, :] - points[:, None]) / spread) ** 2) / 2)
+        kernel = np.exp(((new_points[None, :] - points[:, None]) / spread) ** 2 / -2.0)
         density = (mass @ kernel) / (spread * _ROOT_2PI)
         points, weights = new_points, new_weights
     return tuple(bounds.tolist())
