@@ -105,16 +105,21 @@ def _power(distance: float, se: float, items: int, alpha: float) -> float:
     return float(_scipy.nct.sf(critical, df, distance / se)) if math.isnan(upper) else upper
 
 
+def _bisect(enough: Callable[[int], bool], low: int, high: int) -> int:
+    """The least whole number in ``low..high`` for which ``enough`` holds (it holds at ``high``, and above
+    any number it holds at)."""
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if enough(middle) else (middle + 1, high)
+    return low
+
+
 def _fewest(enough: Callable[[int], bool], start: int) -> int:
     """The least whole number from ``start`` up for which ``enough`` holds (it holds for all above it)."""
     high = start
     while not enough(high):
         high *= 2
-    low = max(start, high // 2)
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
-    return low
+    return _bisect(enough, max(start, high // 2), high)
 
 
 def _fewest_near(enough: Callable[[int], bool], guess: int, start: int) -> int:
@@ -125,16 +130,12 @@ def _fewest_near(enough: Callable[[int], bool], guess: int, start: int) -> int:
         while high - step >= start and enough(high - step):
             high -= step
             step *= 2
-        low = max(start, high - step + 1)
-    else:  # above: step up until it holds
-        low, high = at + 1, at + step
-        while not enough(high):
-            low, step = high + 1, step * 2
-            high += step
-    while low < high:
-        middle = (low + high) // 2
-        low, high = (low, middle) if enough(middle) else (middle + 1, high)
-    return low
+        return _bisect(enough, max(start, high - step + 1), high)
+    low, high = at + 1, at + step  # above: step up until it holds
+    while not enough(high):
+        low, step = high + 1, step * 2
+        high += step
+    return _bisect(enough, low, high)
 
 
 def plan_non_inferiority(
