@@ -20,6 +20,7 @@ trialscore.errors.EvaluationError: threshold must be a finite real number; got t
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from numbers import Integral, Real
 
 import numpy as np
@@ -32,6 +33,7 @@ __all__ = [
     "check_choice",
     "check_flag",
     "check_integer",
+    "check_integers",
     "check_name",
     "check_probability",
     "check_real",
@@ -83,6 +85,24 @@ def check_integer(value: object, name: str, minimum: int | None = None) -> int:
     if minimum is not None and number < minimum:
         raise EvaluationError(f"{name} must be {rule}; got {name}={number}")
     return number
+
+
+def check_integers(values: Iterable[object], name: str, minimum: int | None = None) -> NDArray[np.int64]:
+    """:func:`check_integer` of each value, as an int64 array; Python ints in range are checked at once.
+
+    >>> check_integers([3, 1], "k", minimum=1).tolist()
+    [3, 1]
+    >>> check_integers([3, 0, True], "k", minimum=1)
+    Traceback (most recent call last):
+    ...
+    trialscore.errors.EvaluationError: k must be an integer >= 1; got k=0
+    """
+    values = list(values)
+    if set(map(type, values)) == {int}:
+        counts = np.array(values)
+        if counts.dtype == np.int64 and (minimum is None or counts.min() >= minimum):
+            return counts
+    return np.array([check_integer(value, name, minimum) for value in values], dtype=np.int64)
 
 
 def check_real(value: object, name: str, minimum: float | None = None) -> float:

@@ -86,7 +86,7 @@ from typing import Literal
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from trialscore._validate import check_integer, check_probability, check_real
+from trialscore._validate import check_integers, check_probability, check_real
 from trialscore.errors import EvaluationError
 from trialscore.stats import _scipy
 from trialscore.stats._compare import FLOOR_SHARE
@@ -169,27 +169,34 @@ class PairedDesign:
                 f"{len(passes)} and {len(planned)}"
             )
         self.alpha = check_probability(alpha, "alpha")
-        self.trials = np.array([check_integer(n, "trials", 1) for n in trials], dtype=np.int64)
-        self.passes = np.array([check_integer(c, "passes", 0) for c in passes], dtype=np.int64)
+        self.trials = check_integers(trials, "trials", 1)
+        self.passes = check_integers(passes, "passes", 0)
         if (self.passes > self.trials).any():
             raise EvaluationError("passes must not exceed trials in any case")
-        self.planned = np.array([check_integer(n, "planned", 1) for n in planned], dtype=np.int64)
+        self.planned = check_integers(planned, "planned", 1)
         cases = self.trials.size
         rate = (self.passes + 0.5) / (self.trials + 1.0)
         spread = rate * (1.0 - rate)  # predicted variance of one trial, both runs
         first = list(range(cases))
         random.Random(seed).shuffle(first)
-        later = [(i, j) for i in first for j in range(1, int(self.planned[i]))]
-        falls = np.array([spread[i] / (j * (j + 1)) for i, j in later])
+        # the later trials, case by case in the first round's order: trial j + 1 of case i
+        extra = self.planned[first] - 1
+        later = np.repeat(first, extra)
+        j = np.arange(later.size) - np.repeat(np.cumsum(extra) - extra, extra) + 1
+        falls = spread[later] / (j * (j + 1))
         ranked = np.argsort(-falls, kind="stable")
         #: the case of each candidate trial, in the order they are handed out
-        self.order: list[int] = first + [later[r][0] for r in ranked]
+        self.order: list[int] = first + later[ranked].tolist()
         baseline_part = float((spread / self.trials).sum())
         variance = spread.sum() + baseline_part - np.concatenate(([0.0], np.cumsum(falls[ranked])))
         ends = [0]  # positions in the later trials after which a look is read
-        for position in range(1, variance.size):
-            if variance[position] * GROWTH <= variance[ends[-1]]:
-                ends.append(position)
+        rising = -variance * GROWTH  # the variance falls, so the next look is found by a sorted search
+        while True:  # the next look: the first position after the last where variance * GROWTH <= its
+            last = ends[-1]
+            end = last + 1 + int(np.searchsorted(rising[last + 1 :], -variance[last]))
+            if end == variance.size:
+                break
+            ends.append(end)
         if ends[-1] != variance.size - 1:
             if len(ends) > 1 and variance[ends[-1]] < variance[-1] * math.sqrt(GROWTH):
                 ends.pop()  # too close to the end: the last look replaces it
@@ -197,8 +204,9 @@ class PairedDesign:
         #: where each look is read: after this many trials of the schedule
         self.positions = [cases + end for end in ends]
         counts = np.zeros((len(ends), cases), dtype=np.int64)
+        order = np.array(self.order)
         for k, position in enumerate(self.positions):
-            counts[k] = np.bincount(self.order[:position], minlength=cases)
+            counts[k] = np.bincount(order[:position], minlength=cases)
         #: the candidate trials of each case at each look (looks x cases), as planned
         self.looks: IntArray = counts
         #: the information predicted at each look, from the baseline's rates

@@ -81,10 +81,10 @@ def shared_rows(
     baseline: ItemTotals, candidate: ItemTotals
 ) -> tuple[np.ndarray, np.ndarray, tuple[Hashable, ...]]:
     """Rows of the items both runs hold with a known quantity, and the ids only one of them holds."""
-    where = {key: row for row, key in enumerate(candidate.ids) if candidate.trials[row] > 0}
-    pairs = [
-        (row, where[key]) for row, key in enumerate(baseline.ids) if baseline.trials[row] > 0 and key in where
-    ]
+    held = (candidate.trials > 0).tolist()  # Python bools: cheaper to read one by one than NumPy's
+    where = {key: row for row, key in enumerate(candidate.ids) if held[row]}
+    held = (baseline.trials > 0).tolist()
+    pairs = [(row, where[key]) for row, key in enumerate(baseline.ids) if held[row] and key in where]
     common = {baseline.ids[row] for row, _ in pairs}
     alone = tuple(key for key in dict.fromkeys((*baseline.ids, *candidate.ids)) if key not in common)
     rows = np.array(pairs, dtype=np.int64).reshape(-1, 2)

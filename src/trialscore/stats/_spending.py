@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -66,11 +67,15 @@ def _crossing(
 ) -> Callable[[float], tuple[float, float]]:
     """``c -> (P(cross at this look, not before), its slope in c)`` from the density's mass on ``points``."""
     ndtr = _scipy.ndtr
+    size = points.size
+    both = np.concatenate((points, -points))  # the upper tail's points, then the lower's
 
     def crossing(c: float) -> tuple[float, float]:
-        upper, lower = (points - c * root) / spread, (-c * root - points) / spread
-        value = float(mass @ (ndtr(upper) + ndtr(lower)))
-        near = float(mass @ (np.exp(-(upper**2) / 2) + np.exp(-(lower**2) / 2)))
+        scaled = (both - c * root) / spread  # (points - c root) / spread, then (-c root - points) / spread
+        tails = ndtr(scaled)
+        value = float(mass @ (tails[:size] + tails[size:]))
+        heights = np.exp(scaled**2 / -2.0)
+        near = float(mass @ (heights[:size] + heights[size:]))
         return value, -near * root / (spread * _ROOT_2PI)
 
     return crossing
@@ -110,6 +115,17 @@ def spending_bounds(information: ArrayLike, alpha: float, rho: float = 2.0, grid
     levels = np.asarray(information, dtype=np.float64)
     if levels.ndim != 1 or levels.size == 0 or not (levels > 0).all() or (np.diff(levels) <= 0).any():
         raise EvaluationError(f"information must be increasing and positive; got {levels.tolist()}")
+    return np.array(_bounds(tuple(levels.tolist()), alpha, rho, grid))
+
+
+@lru_cache(maxsize=1024, typed=True)
+def _bounds(information: tuple[float, ...], alpha: float, rho: float, grid: int) -> tuple[float, ...]:
+    """:func:`spending_bounds` of checked information; cached (designs from equal baselines ask again).
+
+    Keyed by the arguments and their types (an ``int`` ``grid`` is not a ``float`` one); a tuple, so a
+    caller never changes what later callers get.
+    """
+    levels = np.array(information)
     grid += 1 - grid % 2
     spent = alpha * np.minimum(levels / levels[-1], 1.0) ** rho
     spent[-1] = alpha
@@ -128,9 +144,11 @@ def spending_bounds(information: ArrayLike, alpha: float, rho: float = 2.0, grid
         target = float(spent[k] - spent[k - 1])
         # the unconditional quantile is above the answer: Newton then comes down on the convex side
         bounds[k] = _solve(crossing, target, -float(_scipy.ndtri(target / 2.0))) if target > 0 else _NEVER
+        if k == levels.size - 1:
+            break  # no later look to carry the density to
         edge = min(bounds[k], _NEVER) * root
         new_points, new_weights = _simpson(-edge, edge, grid)
-        kernel = np.exp(-(((new_points[None, :] - points[:, None]) / spread) ** 2) / 2)
+        kernel = np.exp(((new_points[None, :] - points[:, None]) / spread) ** 2 / -2.0)
         density = (mass @ kernel) / (spread * _ROOT_2PI)
         points, weights = new_points, new_weights
-    return bounds
+    return tuple(bounds.tolist())
