@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 import trialscore
-from trialscore.cli import app
+from trialscore.cli import COMMAND_MODULES, app
 
 COMMANDS = ["score", "compare", "rank", "plan", "track", "run", "validate"]
 
@@ -24,3 +24,11 @@ def test_help_never_cuts_an_option_name_at_80_columns(command: str) -> None:
 def test_version() -> None:
     result = CliRunner().invoke(app, ["--version"])
     assert result.exit_code == 0 and result.output.strip() == f"trialscore {trialscore.__version__}"
+
+
+def test_help_lists_the_commands_in_their_documented_order() -> None:
+    result = CliRunner().invoke(app, ["--help"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.split("Commands:", 1)[1].splitlines()
+    names = [line.split()[0] for line in lines if line.startswith("  ")]
+    assert names == list(COMMAND_MODULES), names

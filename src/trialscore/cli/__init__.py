@@ -30,7 +30,8 @@ from trialscore.cli import _app
 
 __all__ = ["COMMAND_MODULES", "app", "main"]
 
-#: The command modules, in the order ``trialscore --help`` lists them.
+#: The command modules, in the order ``trialscore --help`` lists them (``runs``, a group of commands,
+#: last: Typer lists groups after commands).
 COMMAND_MODULES = (
     "run",
     "validate",
@@ -42,17 +43,22 @@ COMMAND_MODULES = (
     "rank",
     "plan",
     "track",
-    "runs",
     "report",
     "reduce",
     "formats",
     "schema",
+    "runs",
 )
 
 
 def _load(names: tuple[str, ...]) -> None:
+    """Import the command modules ``names`` (each registers its command), then put the registered
+    commands in :data:`COMMAND_MODULES` order: a module imports others' helpers, so the order in
+    which they register is not the order they are listed in."""
     for name in names:
         import_module(f"{__name__}.{name}")
+    order = {f"{__name__}.{name}": index for index, name in enumerate(COMMAND_MODULES)}
+    _app.app.registered_commands.sort(key=lambda info: order[info.callback.__module__])
 
 
 def main() -> None:
