@@ -17,7 +17,7 @@ from trialscore.report import ReportSettings, build_report
 from trialscore.report.calls import calls_of, divergence
 from trialscore.report.outputs import TextTable, case_groups, loose
 from trialscore.report.panels import PANELS
-from trialscore.report.worddiff import tokens, word_diff
+from trialscore.report.worddiff import token_diff, tokens, word_diff
 from trialscore.results.trajectory import ToolCall
 
 
@@ -119,41 +119,13 @@ def test_word_diff_rebuilds_both_texts() -> None:
         assert all(text for _, text in ops) and all(x[0] != y[0] for x, y in itertools.pairwise(ops))
 
 
-def _token_diff(a: list[str], b: list[str]) -> list[list[int | str]]:
-    """The word diff done the plain way, over every token: the common tokens at both ends kept, the rest
-    aligned by difflib, pieces of one kind merged."""
-    import difflib
-
-    start = 0
-    while start < min(len(a), len(b)) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    raw: list[tuple[int, str]] = [(0, "".join(a[:start]))]
-    middle_a, middle_b = a[start : len(a) - end], b[start : len(b) - end]
-    matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            raw.append((0, "".join(middle_a[i1:i2])))
-        else:
-            raw += [(-1, "".join(middle_a[i1:i2])), (1, "".join(middle_b[j1:j2]))]
-    raw.append((0, "".join(a[len(a) - end :])))
-    pieces: list[list[int | str]] = []
-    for op, text in raw:
-        if text and pieces and pieces[-1][0] == op:
-            pieces[-1][1] = f"{pieces[-1][1]}{text}"
-        elif text:
-            pieces.append([op, text])
-    return pieces
-
-
 def test_word_diff_equals_the_diff_over_every_token() -> None:
-    """The common start and end of two texts are not split into tokens: the diff is the same."""
+    """The common start and end of two texts are not split into tokens: the diff is the same as over
+    every token of both texts."""
     import random
 
     # a repeated word: the end the texts share ("y z") gives its first token to the start they share
-    assert word_diff("x y z", "x y y z") == _token_diff(["x ", "y ", "z"], ["x ", "y ", "y ", "z"])
+    assert word_diff("x y z", "x y y z") == token_diff(["x ", "y ", "z"], ["x ", "y ", "y ", "z"])
     assert word_diff("x y z", "x y y z") == [[0, "x y "], [1, "y "], [0, "z"]]
     rng = random.Random(4)
     words = ["the", "cat", "sat", "mat.", "42", "x-y", "é", "中文", "🙂", "a,", "_"]
@@ -171,7 +143,7 @@ def test_word_diff_equals_the_diff_over_every_token() -> None:
                 if change > 0.7:
                     other.insert(place, rng.choice(words) + rng.choice(spaces))
         a, b = rng.choice(spaces) * rng.randint(0, 1) + "".join(said), "".join(other)
-        assert word_diff(a, b) == _token_diff(tokens(a), tokens(b)), (a, b)
+        assert word_diff(a, b) == token_diff(tokens(a), tokens(b)), (a, b)
 
 
 def test_tool_call_strips_and_the_step_where_trials_diverge(agents: tuple[str, dict[str, Any]]) -> None:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 
-__all__ = ["tokens", "word_diff"]
+__all__ = ["token_diff", "tokens", "word_diff"]
 
 _TOKEN = re.compile(r"\s+|\w+\s*|[^\w\s]\s*")
 
@@ -72,6 +73,19 @@ def word_diff(before: str, now: str) -> list[list[int | str]]:
     size = len(rest_a)
     tail = next((size - place for place in range(size - alike + 1, size) if _starts_word(rest_a, place)), 0)
     a, b = tokens(rest_a[: size - tail]), tokens(rest_b[: len(rest_b) - tail])
+    # The rests' common leading tokens never run on into their common end: the texts after them differ
+    # (else a word would start within the common start after ``head``, the last that does).
+    return token_diff(a, b, before[:head], rest_a[size - tail :])
+
+
+def token_diff(a: Sequence[str], b: Sequence[str], lead: str = "", trail: str = "") -> list[list[int | str]]:
+    """The diff of the token lists ``a`` and ``b`` as ``[op, text]`` pieces, pieces of one kind merged:
+    their common leading and trailing tokens kept, the rest aligned by difflib; ``lead`` and ``trail``,
+    text both share, go before and after.
+
+    >>> token_diff(["x ", "y ", "z"], ["x ", "y ", "y ", "z"])
+    [[0, 'x y '], [1, 'y '], [0, 'z']]
+    """
     pieces: list[list[int | str]] = []
 
     def add(op: int, text: str) -> None:
@@ -82,15 +96,13 @@ def word_diff(before: str, now: str) -> list[list[int | str]]:
         else:
             pieces.append([op, text])
 
-    # The rests' common leading tokens never run on into their common end: the texts after them differ
-    # (else a word would start within the common start after ``head``, the last that does).
     start = 0
     while start < min(len(a), len(b)) and a[start] == b[start]:
         start += 1
     end = 0
     while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
         end += 1
-    add(0, before[:head] + "".join(a[:start]))
+    add(0, lead + "".join(a[:start]))
     middle_a, middle_b = a[start : len(a) - end], b[start : len(b) - end]
     matcher = difflib.SequenceMatcher(None, middle_a, middle_b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
@@ -99,5 +111,5 @@ def word_diff(before: str, now: str) -> list[list[int | str]]:
         else:
             add(-1, "".join(middle_a[i1:i2]))
             add(1, "".join(middle_b[j1:j2]))
-    add(0, "".join(a[len(a) - end :]) + rest_a[size - tail :])
+    add(0, "".join(a[len(a) - end :]) + trail)
     return pieces
