@@ -58,7 +58,8 @@ def _load(names: tuple[str, ...]) -> None:
     for name in names:
         import_module(f"{__name__}.{name}")
     order = {f"{__name__}.{name}": index for index, name in enumerate(COMMAND_MODULES)}
-    _app.app.registered_commands.sort(key=lambda info: order[info.callback.__module__])
+    # a command registered from elsewhere (a user's own module) keeps its place after them
+    _app.app.registered_commands.sort(key=lambda info: order.get(info.callback.__module__, len(order)))
 
 
 def main() -> None:

@@ -100,15 +100,17 @@ _ERRNO = re.compile(r'"errno":\s*"?(\d+)')
 
 def engine_reason(exc: BaseException) -> str:
     """The first line of a DuckDB error, without its class prefix: never the SQL or the sniffer dump;
-    an error of the operating system (DuckDB's JSON detail with an ``errno``) in the system's words.
+    an I/O error of the operating system (DuckDB's JSON detail with an ``errno``) in the system's words.
 
     >>> engine_reason(duckdb.InvalidInputException("Invalid Input Error: bad byte\\n\\nLINE 1: SELECT ..."))
     'bad byte'
     >>> engine_reason(duckdb.IOException('IO Error: write failed: {"exception_type":"IO","errno":"28"}'))
     'No space left on device'
+    >>> engine_reason(duckdb.InvalidInputException('Invalid Input Error: bad line {"errno":"28"}'))
+    'bad line {"errno":"28"}'
     """
-    system = _ERRNO.search(str(exc))
-    if system is not None and int(system[1]) > 0:
+    system = _ERRNO.search(str(exc)) if isinstance(exc, duckdb.IOException) else None
+    if system is not None and int(system[1]) > 0:  # only an I/O error: others may quote a file's text
         return os.strerror(int(system[1]))
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     first = lines[0] if lines else type(exc).__name__
