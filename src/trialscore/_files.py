@@ -19,12 +19,12 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from trialscore.errors import OutputError
 
-__all__ = ["append_atomic", "write_atomic"]
+__all__ = ["append_atomic", "write_atomic", "write_with"]
 
 
 def _umask() -> int:
@@ -42,28 +42,36 @@ def write_atomic(path: Path, parts: Iterable[str], what: str) -> None:
         When the file cannot be written (``what`` names it in the message, with the reason);
         ``path`` then holds what it held before.
     """
-    try:
-        handle = tempfile.NamedTemporaryFile(
-            "w",
-            encoding="utf-8",
-            newline="\n",
-            dir=path.parent,
-            prefix=f".{path.name}.",
-            suffix=".tmp",
-            delete=False,
-        )
-    except OSError as exc:
-        raise OutputError(f"{str(path)!r}: cannot write {what}: {exc.strerror or exc}") from exc
-    try:
-        with handle:
+
+    def write(temporary: str) -> None:
+        with open(temporary, "w", encoding="utf-8", newline="\n") as handle:
             handle.writelines(parts)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(handle.name, 0o666 & ~_umask())  # as open() would have made it, not the temp file's 0600
-        os.replace(handle.name, path)
+
+    write_with(path, write, what)
+
+
+def write_with(path: Path, write: Callable[[str], None], what: str) -> None:
+    """Have ``write`` write the file at a temporary path beside ``path`` (another library's writer:
+    DuckDB's ``COPY``), then rename it over ``path``: all or nothing, as :func:`write_atomic`.
+
+    ``write`` may raise :class:`~trialscore.errors.OutputError` with its own reason; an ``OSError``
+    becomes one naming ``what``.  Either way the temporary file is removed and ``path`` holds what
+    it held before.
+    """
+    try:
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputError(f"{str(path)!r}: cannot write {what}: {exc.strerror or exc}") from exc
+    os.close(handle)
+    try:
+        write(temporary)
+        os.chmod(temporary, 0o666 & ~_umask())  # as open() would have made it, not the temp file's 0600
+        os.replace(temporary, path)
     except BaseException as exc:
         with contextlib.suppress(OSError):
-            os.unlink(handle.name)
+            os.unlink(temporary)
         if isinstance(exc, OSError):
             raise OutputError(f"{str(path)!r}: cannot write {what}: {exc.strerror or exc}") from exc
         raise

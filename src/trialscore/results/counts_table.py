@@ -47,8 +47,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +55,7 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from trialscore._files import write_with
 from trialscore._record import Record
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
 from trialscore.errors import EvaluationError, OutputError, template
@@ -212,35 +211,32 @@ def write_counts(
     from trialscore.results.sink import cursor, engine_reason
 
     table = table_of(counts, span, drop_empty)
-    try:
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    except OSError as exc:
-        raise OutputError(f"{str(path)!r}: cannot write the counts table: {exc.strerror or exc}") from exc
-    os.close(handle)
-    # DuckDB writes from the NumPy columns: PyArrow's conversion would import pandas where it is
-    # installed (0.2 s, more than the write), to test whether each column is a pandas object
-    con = cursor()
-    try:
-        view = register(con, table, [name for name, column in table.items() if column.dtype == object])
-        casts = [
-            f"CAST({quote_identifier(name)} AS {'INTEGER' if name == 'counts_version' else 'BIGINT'}) "
-            f"AS {quote_identifier(name)}"
-            if name in COUNT_NAMES or name == "counts_version"
-            else quote_identifier(name)
-            for name in table
-        ]
-        meta = quote_literal(_metadata(counts.stats))
-        con.execute(
-            f"COPY (SELECT {', '.join(casts)} FROM {view}) TO {quote_literal(temporary)} "
-            f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{quote_literal(METADATA_KEY)}: {meta}}})"
-        )
-        os.replace(temporary, path)
-    except (OSError, duckdb.Error) as exc:
-        Path(temporary).unlink(missing_ok=True)
-        reason = exc.strerror if isinstance(exc, OSError) else engine_reason(exc)
-        raise OutputError(f"{str(path)!r}: cannot write the counts table: {reason or exc}") from exc
-    finally:
-        con.close()
+    casts = [
+        f"CAST({quote_identifier(name)} AS {'INTEGER' if name == 'counts_version' else 'BIGINT'}) "
+        f"AS {quote_identifier(name)}"
+        if name in COUNT_NAMES or name == "counts_version"
+        else quote_identifier(name)
+        for name in table
+    ]
+    meta = quote_literal(_metadata(counts.stats))
+
+    def write(temporary: str) -> None:
+        # DuckDB writes from the NumPy columns: PyArrow's conversion would import pandas where it is
+        # installed (0.2 s, more than the write), to test whether each column is a pandas object
+        con = cursor()
+        try:
+            view = register(con, table, [name for name, column in table.items() if column.dtype == object])
+            con.execute(
+                f"COPY (SELECT {', '.join(casts)} FROM {view}) TO {quote_literal(temporary)} "
+                f"(FORMAT parquet, COMPRESSION zstd, KV_METADATA {{{quote_literal(METADATA_KEY)}: {meta}}})"
+            )
+        except duckdb.Error as exc:
+            reason = engine_reason(exc)
+            raise OutputError(f"{str(path)!r}: cannot write the counts table: {reason}") from exc
+        finally:
+            con.close()
+
+    write_with(path, write, "the counts table")
     return int(counts.item.size)
 
 
