@@ -269,9 +269,11 @@ class TrialSink:
         locate: Callable[[int], str],
         types: dict[str, str] | None = None,
         records: bool = False,
+        never_null: frozenset[str] = frozenset(),
     ) -> Counted:
         """Count a long-format relation without keeping it (see :meth:`keep`); ``records``: its rows
-        are the runner's trial records, held to their rules (see :class:`~trialscore.results.tally.Scan`).
+        are the runner's trial records, held to their rules; ``never_null``: columns the source
+        proves hold no null (see :class:`~trialscore.results.tally.Scan`).
 
         Raises :class:`EngineError` when DuckDB cannot read the relation, and
         :class:`~trialscore.errors.EvaluationError` for a bad row (unless ``skip_invalid``).
@@ -282,7 +284,8 @@ class TrialSink:
             raise EngineError(label, engine_reason(exc)) from exc
         resolved = self.columns.resolve(list(available), self.data_by(list(available)))
         used = _used(resolved) | (set(RECORD_FIELDS.values()) & set(available) if records else set())
-        scan = Scan(label, relation, resolved, {name: available[name] for name in used}, locate, records)
+        types_used = {name: available[name] for name in used}
+        scan = Scan(label, relation, resolved, types_used, locate, records, never_null)
         try:
             if self._trials is None:
                 return Counted(tally(self.con, scan, self.skip_invalid), resolved.groups)
@@ -338,10 +341,16 @@ class TrialSink:
         return part
 
     def scan(
-        self, label: str, relation: str, locate: Callable[[int], str], types: dict[str, str] | None = None
+        self,
+        label: str,
+        relation: str,
+        locate: Callable[[int], str],
+        types: dict[str, str] | None = None,
+        never_null: frozenset[str] = frozenset(),
     ) -> None:
-        """Count a long-format relation (a file DuckDB reads, or registered columns) and keep it."""
-        self.keep(label, self.count(label, relation, locate, types))
+        """Count a long-format relation (a file DuckDB reads, or registered columns) and keep it;
+        ``never_null``: columns the source proves hold no null."""
+        self.keep(label, self.count(label, relation, locate, types, never_null=never_null))
 
     def scan_table(self, label: str, long: LongTable) -> None:
         """Count trial rows built in Python, plus the input it skipped before they became rows."""

@@ -54,6 +54,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _MANGLED = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+):/(?!/)")
 _HIVE = re.compile(r"(^|/)[^/=]+=[^/]*/")
+_KEY = re.compile(r"(?<![^/])([^/=]+)=[^/]*(?=/)")
 
 
 def is_url(text: str | Path) -> bool:
@@ -173,6 +174,25 @@ class ParquetFiles:
             f"WHERE path_in_schema IN ({wanted})"
         ).fetchall()
         return int(total)
+
+    def never_null(self, con: duckdb.DuckDBPyConnection) -> frozenset[str]:
+        """The columns whose Parquet statistics show no null in any row group of any local file.
+
+        A column some file lacks (read by name as nulls there), one without statistics, or a hive
+        key is not among them; a remote dataset names none.  A scan may then skip testing these
+        columns for null: the engine trusts the same statistics to skip row groups.
+        """
+        if self.remote:
+            return frozenset()
+        files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
+        rows = con.execute(
+            f"WITH chunks AS (SELECT * FROM parquet_metadata({files})) "
+            "SELECT path_in_schema FROM chunks GROUP BY path_in_schema "
+            "HAVING count(*) = (SELECT count(DISTINCT (file_name, row_group_id)) FROM chunks) "
+            "AND bool_and(coalesce(stats_null_count = 0, false))"
+        ).fetchall()
+        keys = {match[1] for path in self.paths for match in _KEY.finditer(path)} if self.hive else set()
+        return frozenset(row[0] for row in rows) - keys
 
     def locate(self, con: duckdb.DuckDBPyConnection) -> Callable[[int], str]:
         """Name the 0-based row ``index`` of the table by its file and row (a single file: its row)."""

@@ -114,7 +114,8 @@ class Scan:
     (the runner's trial records) are also held to :class:`~trialscore.results.records.TrialRecord`'s
     rules: a case id, a trial index written as an integer, ``passed`` true, false or empty, a
     ``verdict`` that agrees with it, an ``error`` only on an errored trial; a row breaking one is
-    named as a TrialRecord field.
+    named as a TrialRecord field.  ``never_null`` names columns the source proves hold no null (a
+    Parquet file's statistics), which the count then does not test.
     """
 
     label: str
@@ -123,6 +124,7 @@ class Scan:
     types: Mapping[str, str]
     locate: Callable[[int], str]
     records: bool = False
+    never_null: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -340,12 +342,16 @@ def _count_sql(scan: Scan, roles: Mapping[str, tuple[str, Role]], drop_bad: bool
             inner.append(f"({row_bad}) AS bad")
     keys = [f"g{index}" for index in range(len(groups))] + ["item"]
     # trial_rows is count(trial) spelled as rows less nulls: DuckDB 2.0 counts a BIGINT column's values
-    # far slower than it tests them for null (about 1 s of CPU per 100M rows, a fifth of the scan)
+    # far slower than it tests them for null (about 1 s of CPU per 100M rows, a fifth of the scan); an
+    # integer trial column the source proves null-free is not tested at all (a twentieth of the scan)
+    trial_rows = "count(*) - count_if(trial IS NULL)"
+    if "trial" in roles and roles["trial"][1].grouped and roles["trial"][0] in scan.never_null:
+        trial_rows = "count(*)"
     return (
         f"SELECT {', '.join(keys)}, count(*) AS rows, count(passed) AS graded, "
         f"coalesce(count_if(passed), 0)::BIGINT AS c, count(*) - count(passed) AS errored, "
         f"min(trial) AS trial_lo, max(trial) AS trial_hi, "
-        f"count(*) - count_if(trial IS NULL) AS trial_rows, {sums}{clusters}{invalid} AS invalid "
+        f"{trial_rows} AS trial_rows, {sums}{clusters}{invalid} AS invalid "
         f"FROM (SELECT {', '.join(inner)} FROM {scan.relation}{where}) GROUP BY ALL "
         f"ORDER BY {', '.join(keys)} NULLS LAST"
     )

@@ -67,7 +67,7 @@ def read_files(files: ParquetFiles, sink: TrialSink) -> None:
     try:
         relation = files.relation(sink.con, sink.new_name("parquet"))
         types = sink.describe(relation)
-        sink.scan(label, relation, files.locate(sink.con), types)
+        sink.scan(label, relation, files.locate(sink.con), types, files.never_null(sink.con))
     except EngineError as exc:
         raise EvaluationError(f"{label}: cannot read Parquet: {exc.reason}") from exc
     except (duckdb.Error, OSError) as exc:
