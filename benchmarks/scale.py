@@ -181,8 +181,10 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, 
     print(f"reduce_trials called from Python (best of {repeat}): {call.wall:.1f} s (CPU {call.cpu:.1f} s), "
           f"peak {call.rss:.0f} MB; {call.wall / floor.wall:.2f}x the floor's time; each round: {rounds}"
           )  # fmt: skip
+    paired = sorted(a.wall / b.wall for a, b in zip(ours, floors, strict=True))
     walls = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(ours, floors, strict=True))
-    print(f"ratio: time {mine.wall / floor.wall:.2f}x (target <= 1.2x; each round: {walls}), "
+    print(f"ratio: time {mine.wall / floor.wall:.2f}x (target <= 1.2x; each round: {walls}; "
+          f"median round {paired[len(paired) // 2]:.2f}x), "
           f"CPU {mine.cpu / floor.cpu:.2f}x, memory {mine.rss / floor.rss:.2f}x "
           f"(target <= 2 GB: {mine.rss / 1024:.2f} GB); {groups:,} (target, case) rows written")  # fmt: skip
     shutil.rmtree(data)

@@ -7,6 +7,10 @@ of ``--repeat`` fresh processes each:
 * the libraries every command needs: ``python -c "import numpy, duckdb, typer, rich, pydantic"``;
 * the same with the modules Typer itself loads to run a command (``typer.main``, and
   ``typer._adapters``, which imports Pydantic's ``TypeAdapter`` machinery);
+* the same with a DuckDB database started (every reading starts one);
+* ``trialscore score``'s module imported (the libraries and trialscore's modules it loads), and the
+  same with Typer parsing ``score FILE --k 1`` while the command itself does nothing: the two
+  differences are what trialscore's modules and Typer's argument handling cost before a row is read;
 * ``trialscore --help``;
 * ``trialscore score FILE --k 1`` (0/1 outcomes, pass@1: the Wilson interval needs no SciPy);
 * ``trialscore score FILE`` (default k = 1 and 10: pass@10 per item is not 0/1, its interval
@@ -37,6 +41,23 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+#: ``trialscore score``'s module imported (the libraries and trialscore's modules it loads) and a
+#: DuckDB database started, as every reading does: no argument parsed, no file read.
+_IMPORTED = "import duckdb, trialscore.cli.score; duckdb.connect()"
+#: The same, then Typer builds the command and parses ``score FILE --k 1`` (Typer 0.29 builds a
+#: Pydantic ``TypeAdapter`` for each of its parameters) with the command's own work a no-op: what
+#: ``trialscore score`` costs before trialscore reads a row.
+_PARSED = """
+import functools, sys
+import duckdb, trialscore.cli.score
+from trialscore.cli import _app
+duckdb.connect()
+info = next(i for i in _app.app.registered_commands if i.callback.__module__ == "trialscore.cli.score")
+info.callback = functools.wraps(info.callback)(lambda *args, **kwargs: None)
+sys.argv = ["trialscore", "score", sys.argv[1], "--k", "1"]
+_app.main()
+"""
 
 
 def _best(command: list[str], repeat: int) -> float:
@@ -75,6 +96,14 @@ def main() -> None:
                 "-c",
                 "import numpy, duckdb, typer, rich, pydantic, typer._adapters, typer.main, rich.console",
             ],
+            "... and a DuckDB database started": [
+                sys.executable,
+                "-c",
+                "import numpy, duckdb, typer, rich, pydantic, typer._adapters, typer.main, rich.console; "
+                "duckdb.connect()",
+            ],
+            "... and trialscore's score command imported": [sys.executable, "-c", _IMPORTED],
+            "... and Typer parsing score's arguments": [sys.executable, "-c", _PARSED, str(path)],
             "trialscore --help": [script, "--help"],
             "trialscore score FILE --k 1": [script, "score", str(path), "--k", "1"],
             "trialscore score FILE": [script, "score", str(path)],
