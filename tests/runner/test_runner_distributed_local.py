@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from _distributed import calls, make_suite, outcomes, run, stored
 from typer.testing import CliRunner
 
@@ -185,6 +186,43 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+ENVIRONMENT_AGENT = """
+import os
+
+def answer(case, seed):
+    return f"{os.environ.get('SPREAD_MARK')} {os.environ.get('SPREAD_GONE')}"
+"""
+
+
+@pytest.mark.slow
+def test_workers_have_the_controllers_environment_as_it_is_when_they_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # On Linux the workers are forked from a server that keeps the environment it started with (in
+    # the first run below at the latest): a variable set or removed since must still reach them.
+    (tmp_path / "agent.py").write_text(ENVIRONMENT_AGENT)
+    document = {
+        "name": "environment",
+        "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer"}],
+        "cases": [{"id": f"case-{i}", "input": "q"} for i in range(4)],
+        "graders": [{"type": "contains", "value": "x"}],
+        "execution": {"trials": {"count": 2}, "concurrency": 4, "seed": 3},
+    }
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump(document, sort_keys=False))
+    seen = []
+    for store, mark in (("one.sqlite", "first"), ("two.sqlite", "second")):
+        monkeypatch.setenv("SPREAD_MARK", mark)
+        if mark == "first":
+            monkeypatch.setenv("SPREAD_GONE", "here")
+        else:
+            monkeypatch.delenv("SPREAD_GONE")
+        report = run(suite, tmp_path / store, Distribution("local", 2))
+        assert report.completed
+        seen.append({record.output for record in report.records})
+    assert seen == [{"first here"}, {"second None"}]
 
 
 @pytest.mark.slow
