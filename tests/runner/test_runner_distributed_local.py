@@ -139,14 +139,17 @@ def test_a_per_target_cap_holds_over_all_workers(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+# 90 s to make progress, 30 s for the kill to land, 15 s for the workers to stop, 120 s for the resume
+@pytest.mark.timeout(255)
 def test_the_controller_killed_then_resumed_reissues_only_the_missing_units(tmp_path: Path) -> None:
+    # The controller that is killed is a real process; the resume runs in this one (Typer's runner).
     suite = make_suite(
         tmp_path, cases=10, trials=6, concurrency=4, metadata={i: {"sleep": 0.05} for i in range(10)}
     )
     store = tmp_path / "s.sqlite"
-    command = [sys.executable, "-m", "trialscore", "run", str(suite), "--store", str(store), "--no-progress"]
+    args = ["run", str(suite), "--store", str(store), "--no-progress", "--workers", "2"]
     first = subprocess.Popen(
-        [*command, "--workers", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "trialscore", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     deadline = time.monotonic() + 90
     while len(stored(store)) < 15:
@@ -165,10 +168,8 @@ def test_the_controller_killed_then_resumed_reissues_only_the_missing_units(tmp_
     calls_before = len(calls(tmp_path))
     with sqlite3.connect(store) as db:
         run_id = db.execute("SELECT run_id FROM runs").fetchone()[0]
-    second = subprocess.run(
-        [*command, "--resume", run_id, "--workers", "2"], capture_output=True, text=True, timeout=120
-    )
-    assert second.returncode == 0, second.stderr
+    second = CliRunner().invoke(app, [*args, "--resume", run_id])
+    assert second.exit_code == 0, second.output
     after = stored(store)
     assert len(after) == 60 and len(set(after)) == 60
     resumed = [(case, trial) for _, case, trial in calls(tmp_path)[calls_before:]]
