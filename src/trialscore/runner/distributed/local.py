@@ -4,11 +4,11 @@ Each worker is a process of its own joined to the controller by a duplex pipe.  
 forked from a ``forkserver`` (:func:`~trialscore.runner.isolation.process_context`): a fresh
 interpreter that imports the worker's modules once, so a worker (a replacement too) starts in
 milliseconds instead of importing the runner again; elsewhere it is a fresh interpreter
-(``spawn``).  Either way nothing of the controller is copied but its environment as it is when
-the worker starts (the server's own is from when it started).  The worker rebuilds the suite
-(:class:`~.worker.WorkerRuntime`), says :class:`~.protocol.Ready`, runs the units it is sent on
-its own asyncio loop (up to ``slots`` at once), answers each with its record, and sends a
-heartbeat every ``heartbeat_s`` seconds.
+(``spawn``).  Either way no state of the controller is copied, and the worker gets the
+controller's environment as it is when the worker starts (the server's is from when it started).
+The worker rebuilds the suite (:class:`~.worker.WorkerRuntime`), says :class:`~.protocol.Ready`,
+runs the units it is sent on its own asyncio loop (up to ``slots`` at once), answers each with
+its record, and sends a heartbeat every ``heartbeat_s`` seconds.
 
 * The controller reads every pipe on its event loop (``add_reader``); a pipe that closes is a
   lost worker (killed, crashed), seen at once rather than when its leases expire.
