@@ -2,5 +2,5 @@
 
 from trialscore.cli import main
 
-if __name__ == "__main__":  # not when a worker process (spawn) imports the parent's main module
+if __name__ == "__main__":  # not when a worker process (spawn, forkserver) imports the parent's main module
     main()

@@ -1,8 +1,13 @@
-"""SIGKILL loses at most the trials in flight; Ctrl-C stops cleanly; resume duplicates nothing."""
+"""SIGKILL loses at most the trials in flight; Ctrl-C stops cleanly; resume duplicates nothing.
+
+The run that is killed or interrupted is a real process; its resume runs in this process (Typer's
+runner), under a timeout mark that bounds each test by the sum of its steps' bounds.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +19,9 @@ from pathlib import Path
 import pytest
 import yaml
 from _distributed import stored
+from typer.testing import CliRunner
 
+from trialscore.cli import app
 from trialscore.runner.seeds import trial_seed
 
 CASES, TRIALS, CONCURRENCY = 10, 10, 4
@@ -45,20 +52,26 @@ def setup(tmp_path: Path) -> tuple[Path, Path]:
     return suite, tmp_path / "store.sqlite"
 
 
-def start(suite: Path, store: Path, *extra: str, with_file: bool = True) -> subprocess.Popen[str]:
+def start(suite: Path, store: Path) -> subprocess.Popen[str]:
     command = [
         sys.executable,
         "-m",
         "trialscore",
         "run",
-        *([str(suite)] if with_file else []),
+        str(suite),
         "--store",
         str(store),
         "--no-progress",
     ]
     return subprocess.Popen(
-        [*command, *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=suite.parent
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=suite.parent
     )
+
+
+def run_here(*args: str) -> None:
+    """``trialscore run ARGS --no-progress`` in this process (Typer's runner); it must succeed."""
+    result = CliRunner().invoke(app, ["run", *args, "--no-progress"])
+    assert result.exit_code == 0, result.output
 
 
 def run_id(store: Path) -> str:
@@ -89,6 +102,7 @@ ALL = {(f"case-{i}", t) for i in range(CASES) for t in range(TRIALS)}
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(210)  # 60 s to make progress, 30 s for the kill to land, 120 s for the resume
 def test_sigkill_loses_at_most_the_trials_in_flight_and_resume_duplicates_nothing(tmp_path: Path) -> None:
     suite, store = setup(tmp_path)
     first = start(suite, store)
@@ -105,17 +119,16 @@ def test_sigkill_loses_at_most_the_trials_in_flight_and_resume_duplicates_nothin
         f"lost {len(lost)} finished trials, more than the {CONCURRENCY} in flight"
     )
 
-    second = start(suite, store, "--resume", run_id(store))
-    _, err = second.communicate(timeout=120)
-    assert second.returncode == 0, err
+    run_here(str(suite), "--store", str(store), "--resume", run_id(store))
     after = stored(store)
     assert len(after) == CASES * TRIALS and set(after) == ALL  # complete, and no trial twice
-    rerun = started_by(tmp_path, second.pid)
+    rerun = started_by(tmp_path, os.getpid())
     assert len(rerun) == len(set(rerun))
     assert set(rerun) == ALL - set(before)  # the resume ran exactly the missing trials, lost ones included
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(240)  # 60 s to make progress, 60 s to stop, 120 s for the resume
 def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
     suite, store = setup(tmp_path)
     first = start(suite, store)
@@ -132,9 +145,7 @@ def test_ctrl_c_stops_cleanly_and_says_how_to_resume(tmp_path: Path) -> None:
         (tmp_path / ".trialscore").rglob("trials.jsonl")
     )
 
-    second = start(suite, store, "--resume", identifier, "--out", str(tmp_path / "out"), with_file=False)
-    _, err = second.communicate(timeout=120)
-    assert second.returncode == 0, err
+    run_here("--store", str(store), "--resume", identifier, "--out", str(tmp_path / "out"))
     assert set(stored(store)) == ALL
     lines = (tmp_path / "out" / "trials.jsonl").read_text().splitlines()
     assert len(lines) == CASES * TRIALS

@@ -14,13 +14,17 @@ import asyncio
 import contextlib
 import multiprocessing
 import sys
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trialscore.runner.offloop import within
 
-__all__ = ["call_in_process"]
+if TYPE_CHECKING:  # ForkServerContext does not exist on Windows
+    from multiprocessing.context import ForkServerContext, SpawnContext
+
+__all__ = ["call_in_process", "process_context"]
 
 #: Seconds a killed call's process is waited for.
 _JOIN_S = 5.0
@@ -29,11 +33,18 @@ _START_S = 60.0
 _STARTED = "started"
 
 
-def _context() -> Any:
+def process_context(preload: Sequence[str]) -> SpawnContext | ForkServerContext:
+    """How the runner starts a process of its own: from a ``forkserver`` on Linux, else ``spawn``.
+
+    The forkserver (one for this process, whoever uses it) is a fresh interpreter that imports
+    ``preload`` once, when it starts; a process forked from it has those modules already and nothing
+    of this process (its modules, its memory, its open files).  A use that did not start the server
+    gets its modules imported by each of its processes instead.
+    """
     if not sys.platform.startswith("linux"):
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__, "trialscore.runner.imports"])  # imported once, by the server
+    context.set_forkserver_preload(list(preload))
     return context
 
 
@@ -73,7 +84,7 @@ async def call_in_process(
     """Call ``reference(*args, **kwargs)`` in a process of its own: ``(True, value)`` or ``(False,
     message)``; :class:`TimeoutError` (the process killed) when the call runs past ``timeout``
     seconds, timed from when the process starts it (its start and import are not the call's)."""
-    context = _context()
+    context = process_context([__name__, "trialscore.runner.imports"])  # imported once, by the server
     receive, send = context.Pipe(duplex=False)
     process = context.Process(
         target=_child, args=(send, reference, str(directory), where, args, kwargs), daemon=True

@@ -1,10 +1,14 @@
 """Local worker processes: ``trialscore run suite.yaml --workers N``.
 
-Each worker is a fresh interpreter (the ``spawn`` start method: no state copied from the
-controller, the same on every platform) joined to the controller by a duplex pipe.  It rebuilds
-the suite (:class:`~.worker.WorkerRuntime`), says :class:`~.protocol.Ready`, runs the units it
-is sent on its own asyncio loop (up to ``slots`` at once), answers each with its record, and
-sends a heartbeat every ``heartbeat_s`` seconds.
+Each worker is a process of its own joined to the controller by a duplex pipe.  On Linux it is
+forked from a ``forkserver`` (:func:`~trialscore.runner.isolation.process_context`): a fresh
+interpreter that imports the worker's modules once, so a worker (a replacement too) starts in
+milliseconds instead of importing the runner again; elsewhere it is a fresh interpreter
+(``spawn``).  Either way no state of the controller is copied, and the worker gets the
+controller's environment as it is when the worker starts (the server's is from when it started).
+The worker rebuilds the suite (:class:`~.worker.WorkerRuntime`), says :class:`~.protocol.Ready`,
+runs the units it is sent on its own asyncio loop (up to ``slots`` at once), answers each with
+its record, and sends a heartbeat every ``heartbeat_s`` seconds.
 
 * The controller reads every pipe on its event loop (``add_reader``); a pipe that closes is a
   lost worker (killed, crashed), seen at once rather than when its leases expire.
@@ -18,23 +22,32 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
+import os
 import signal
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
 from trialscore.runner.distributed.controller import Event
 from trialscore.runner.distributed.protocol import Heartbeat, Ready, WorkerLost, WorkerSetup, WorkUnit
+from trialscore.runner.isolation import process_context
 
 __all__ = ["LocalWorkers", "worker_main"]
 
-_SPAWN = multiprocessing.get_context("spawn")
+#: What the forkserver imports once for every worker: the parent's main module (as ``spawn`` imports
+#: it in every worker), this module and the worker's runtime (the suite, targets and graders).
+_PRELOAD = ("__main__", __name__, "trialscore.runner.distributed.worker")
 
 
-def worker_main(conn: Connection, worker: int, setup: WorkerSetup) -> None:
-    """The body of a worker process (the controller starts it; not for direct use)."""
+def worker_main(conn: Connection, worker: int, setup: WorkerSetup, environment: dict[str, str]) -> None:
+    """The body of a worker process (the controller starts it; not for direct use).
+
+    ``environment`` is the controller's when it started the worker (API key variables set since
+    the forkserver started are in it, variables removed since are not).
+    """
     from trialscore.runner.reaper import enable_subreaper
 
+    os.environ.clear()
+    os.environ.update(environment)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     enable_subreaper()  # the process exists for the run: it adopts what its programs orphan
     with contextlib.suppress(KeyboardInterrupt):
@@ -103,6 +116,7 @@ class LocalWorkers:
         self.setup = setup
         self.workers = workers
         self.slots = setup.slots
+        self._context = process_context(_PRELOAD)
         self._processes: dict[int, tuple[BaseProcess, Connection]] = {}
         self._next = 0
         self._events: asyncio.Queue[Event] | None = None
@@ -115,10 +129,10 @@ class LocalWorkers:
 
     def _spawn(self) -> None:
         worker, self._next = self._next, self._next + 1
-        parent, child = _SPAWN.Pipe(duplex=True)
-        process = _SPAWN.Process(
+        parent, child = self._context.Pipe(duplex=True)
+        process = self._context.Process(
             target=worker_main,
-            args=(child, worker, self.setup),
+            args=(child, worker, self.setup, dict(os.environ)),
             name=f"trialscore-worker-{worker}",
             daemon=True,
         )

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
 from pydantic import Field, field_validator
 
 from trialscore.errors import EvaluationError
@@ -57,6 +56,8 @@ def checked_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     ValueError: not a valid JSON Schema (12 is not valid under any of the given schemas)
     """
     if schema is not None:
+        import jsonschema
+
         try:
             jsonschema.validators.validator_for(schema).check_schema(schema)
         except jsonschema.SchemaError as exc:
@@ -66,6 +67,8 @@ def checked_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _load_schema(file: Path) -> dict[str, Any]:
     """The JSON Schema in ``file``, checked against its draft's meta-schema."""
+    import jsonschema
+
     try:
         schema = json.loads(file.read_text(encoding="utf-8"))
         jsonschema.validators.validator_for(schema).check_schema(schema)
@@ -82,6 +85,8 @@ class JsonSchemaGrader:
     """Passes when the output parses as JSON and has no schema violation (score 1), else fails (score 0)."""
 
     def __init__(self, spec: JsonSchemaGraderSpec, directory: Path) -> None:
+        import jsonschema
+
         self._spec = spec
         schema = spec.schema_
         if schema is None:

@@ -12,7 +12,6 @@ import re
 from collections.abc import Iterator
 from typing import Any, Literal
 
-import regex  # type: ignore[import-untyped]
 from pydantic import StrictBool, field_validator
 
 from trialscore._validate import describe_data
@@ -96,6 +95,8 @@ def checked_pattern(pattern: str) -> str:
     ...
     ValueError: not a valid regular expression (missing ), unterminated subpattern at position 0)
     """
+    import regex  # type: ignore[import-untyped]
+
     try:
         re.compile(pattern)
         regex.compile(pattern, regex.VERSION0)
@@ -214,6 +215,8 @@ class RegexGrader:
     """
 
     def __init__(self, spec: RegexGraderSpec) -> None:
+        import regex
+
         self._spec = spec
         flags = regex.VERSION0 | (regex.IGNORECASE if spec.ignore_case else 0)
         self._pattern = regex.compile(spec.pattern, flags)

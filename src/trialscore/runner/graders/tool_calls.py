@@ -57,9 +57,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import jsonschema
 import numpy as np
-import regex  # type: ignore[import-untyped]
 from numpy.typing import NDArray
 from pydantic import Field, StrictInt, field_validator, model_validator
 
@@ -182,6 +180,9 @@ def call_matches(call: ExpectedCall, actual: ToolCall, timeout_s: float = 10.0) 
         return False
     if not all(_equal(value, arguments[key], call) for key, value in call.arguments.items()):
         return False
+    import jsonschema
+    import regex  # type: ignore[import-untyped]
+
     for key, pattern in call.patterns.items():
         value = arguments[key]
         try:
