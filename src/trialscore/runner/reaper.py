@@ -28,7 +28,13 @@ program ends: those of its group or session, and session leaders (``setsid``) th
 start itself, while no program is being started (so a program's own exit status is never taken
 from the event loop that waits for it).
 
->>> enable_subreaper() in (True, False)
+In a process of its own (a subreaper adopts every orphan below it, and this one must not be a
+test session's or a notebook's):
+
+>>> import subprocess, sys
+>>> code = "from trialscore.runner.reaper import enable_subreaper; print(enable_subreaper())"
+>>> said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+>>> said.strip() in ("True", "False")
 True
 """
 
