@@ -272,3 +272,14 @@ def test_adaptive_runs_on_workers_keep_the_fixed_verdicts_and_save_trials(
     assert len(keys) == len(set(keys)) == len(spread.records)  # every trial the scheduler allowed, once
     by_fixed = {(r.case_id, r.trial): r.passed for r in fixed.records}
     assert all(by_fixed[(r.case_id, r.trial)] == r.passed for r in spread.records)  # the same seeds
+
+
+@pytest.mark.slow
+def test_a_target_with_process_isolation_runs_each_call_in_a_process_of_its_worker(tmp_path: Path) -> None:
+    """A worker is daemonic to the controller, which ends it; it may still start a process per call."""
+    suite = make_suite(tmp_path, cases=2, trials=2, target={"isolation": "process"})
+    report = run(suite, tmp_path / "s.sqlite", Distribution("local", 2))
+    assert report.completed and len(report.records) == 4
+    assert all(record.verdict in ("pass", "fail") for record in report.records), report.records[0].error
+    pids = [pid for pid, _, _ in calls(tmp_path)]
+    assert len(set(pids)) == 4 and os.getpid() not in pids  # a process of its own for each call

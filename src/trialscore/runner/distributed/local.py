@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import multiprocessing
 import os
 import signal
 from multiprocessing.connection import Connection
@@ -48,6 +49,9 @@ def worker_main(conn: Connection, worker: int, setup: WorkerSetup, environment: 
 
     os.environ.clear()
     os.environ.update(environment)
+    # daemonic to the controller (which ends it), not to itself: a target with ``isolation: process``
+    # starts a process of its own per call, which multiprocessing refuses a daemonic process
+    multiprocessing.current_process().daemon = False
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     enable_subreaper()  # the process exists for the run: it adopts what its programs orphan
     with contextlib.suppress(KeyboardInterrupt):
