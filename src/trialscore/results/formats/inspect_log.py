@@ -52,6 +52,7 @@ eval`` makes the ``.eval`` file read by parts).
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import zipfile
@@ -217,17 +218,24 @@ def _streamed(path: Path, progress: Callable[[float], None], planned: int) -> li
 def _load(
     path: Path, progress: Callable[[float], None], transcripts: bool = False
 ) -> tuple[Any, list[Any], Callable[[Any], float]]:
+    needs_extra = (
+        f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
+    )
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise EvaluationError(needs_extra)
+    zipped = head_bytes(path, len(_ZIP)) == _ZIP
+    if not zipped:  # before inspect_ai's import (about a second): a refused JSON log never pays it
+        _check_size(path, transcripts)
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
     except ImportError as exc:
-        raise EvaluationError(
-            f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
-        ) from exc
-    _check_size(path, transcripts)
+        raise EvaluationError(needs_extra) from exc
+    if zipped:  # after it: its import teaches zipfile the zstd compression of inspect_ai's members
+        _check_size(path, transcripts)
     try:
         header = read_eval_log(str(path), header_only=True)
-        if head_bytes(path, len(_ZIP)) == _ZIP:
+        if zipped:
             samples: list[Any] = _streamed(path, progress, _planned(header))
         else:
             samples = [
