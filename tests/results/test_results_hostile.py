@@ -9,6 +9,7 @@ through the subprocess timeout; the time taken is not asserted (speed lives in b
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import os
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from _zip_bomb import repeated_member, small_member, zip_with
 from typer.testing import CliRunner
 
 from trialscore.cli import app
@@ -103,29 +105,22 @@ def test_npy_and_npz_headers_claiming_a_trillion_values_are_refused(tmp_path: Pa
 
 @pytest.mark.slow
 def test_an_npz_bomb_is_refused_before_it_inflates(tmp_path: Path) -> None:
-    bomb = tmp_path / "bomb.npz"
-    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        with archive.open("R.npy", "w", force_zip64=True) as member:
-            member.write(_npy_header((2**15, 2**15 + 2**10), "|u1"))
-            block = bytes(2**24)
-            for _ in range(2**30 // 2**24 + 2):
-                member.write(block)
+    header = _npy_header((2**15, 2**15 + 2**10), "|u1")
+    member = repeated_member("R.npy", header, bytes(2**24), 2**30 // 2**24 + 2, b"")
+    bomb = zip_with(tmp_path / "bomb.npz", [member])
     assert bomb.stat().st_size < 10 * 2**20
     _refused("score", str(bomb), message=f"{bomb} member 'R.npy': inflates to 1056 MiB")
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra (inspect_ai) is not installed"
+)  # not imported here: the command refuses the log before it imports inspect_ai
 def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(tmp_path: Path) -> None:
-    pytest.importorskip("inspect_ai", reason="the inspect extra (inspect_ai) is not installed")
-    bomb = tmp_path / "bomb.eval"
-    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
-        archive.writestr("_journal/start.json", json.dumps({"version": 2}))
-        with archive.open("header.json", "w", force_zip64=True) as member:
-            member.write(b'{"version": 2, "status": "success", "eval": {"task": "')
-            block = b"a" * 2**24
-            for _ in range(2**30 // 2**24):
-                member.write(block)
-            member.write(b'"}}')
+    start = small_member("_journal/start.json", json.dumps({"version": 2}).encode())
+    head = b'{"version": 2, "status": "success", "eval": {"task": "'
+    header = repeated_member("header.json", head, b"a" * 2**24, 2**30 // 2**24, b'"}}')
+    bomb = zip_with(tmp_path / "bomb.eval", [start, header])
     assert bomb.stat().st_size < 10 * 2**20
     _refused("score", str(bomb), message=f"{bomb} member 'header.json': inflates to 1024 MiB")
 
@@ -140,18 +135,31 @@ def _one_gib_line(path: Path, head: str, tail: str) -> None:
         handle.write(tail.encode() + b"\n")
 
 
+def _new_ends(path: Path, head: str, tail: str) -> None:
+    """Give a file :func:`_one_gib_line` wrote (with a head as long as ``head``) a new head and tail,
+    keeping its GiB of ``x`` (not written again)."""
+    with path.open("r+b") as handle:
+        handle.write(head.encode())
+        handle.seek(len(head) + 2**30)
+        handle.write(tail.encode() + b"\n")
+        handle.truncate()
+        for at in (len(head), len(head) + 2**30 - 1):  # the GiB of x is still where it was
+            handle.seek(at)
+            assert handle.read(1) == b"x"
+
+
 @pytest.mark.slow
 def test_a_line_of_one_gib_is_refused_without_holding_it(tmp_path: Path) -> None:
     path = tmp_path / "long.jsonl"
     first = '{"case_id": "a", "trial": 0, "passed": true, "verdict": "pass"}\n'
-    _one_gib_line(
-        path, first + '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "', '"}'
-    )
+    head = first + '{"case_id": "b", "trial": 0, "passed": true, "verdict": "pass", "output": "'
+    _one_gib_line(path, head, '"}')
     message = f"{path} line 2: a line over 80 MiB is longer than trialscore reads"
     _refused("score", str(path), message=message)
     _refused("report", str(path), "--out", str(tmp_path / "r.html"), message=message)
-    array = tmp_path / "results.json"  # a tau-bench results array whose one element is 1 GiB
-    _one_gib_line(array, '[{"task_id": 1, "reward": 1.0, "info": "', '"}]')
+    # a tau-bench results array whose one element is 1 GiB: the same GiB, its head white space then the array
+    array = path.rename(tmp_path / "results.json")
+    _new_ends(array, '[{"task_id": 1, "reward": 1.0, "info": "'.rjust(len(head)), '"}]')
     _refused("score", str(array), message=f"{array}: element 1: an element over 80 MiB")
 
 
