@@ -184,7 +184,7 @@ def test_an_npz_bomb_is_refused_before_it_inflates(trialscore: _Trialscore, tmp_
 @pytest.mark.slow
 @pytest.mark.skipif(
     importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra (inspect_ai) is not installed"
-)  # not imported here: the command refuses the log before it imports inspect_ai
+)  # not imported here, where it is not used (about a second)
 def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(
     trialscore: _Trialscore, tmp_path: Path
 ) -> None:
