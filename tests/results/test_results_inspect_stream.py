@@ -83,3 +83,10 @@ def test_a_summary_that_is_not_one_is_named_with_its_member_and_element(template
         EvaluationError, match=r"broken\.eval member 'summaries\.json': element 1 is not a sample"
     ):
         read_counts([broken])
+
+
+def test_an_eval_log_that_is_no_zip_is_named(template, tmp_path):
+    broken = tmp_path / "cut.eval"
+    broken.write_bytes(template.read_bytes()[:100])  # a zip's first bytes, its central directory cut off
+    with pytest.raises(EvaluationError, match=r"cut\.eval: cannot read an inspect_ai eval log: "):
+        read_counts([broken], input_format="inspect")
