@@ -4,10 +4,11 @@ A command started afresh spends most of its half CPU-second importing; tests tha
 as processes (for their exit code, their output, their memory) run them here instead.
 :data:`SERVER` (``python -c SERVER MODULE...``) imports trialscore's command line and the ``MODULE``
 s (helpers, never a command module: each command registers itself alone, as when started afresh),
-then reads commands on stdin, one JSON line each: ``[arguments, merge]``.  It runs each as ``python
--m trialscore ARGUMENTS`` in a fork of itself, stdin empty, stdout and stderr to files of their own
-(one file with ``merge``, as ``2>&1``), and answers each with a JSON line: ``[exit code, peak memory
-in KiB, stdout, stderr]``.  The peak is the fork's ``ru_maxrss`` plus the server's file-backed
+then reads commands on stdin, one JSON line each: ``[arguments, merge, folder, prelude]``.  It runs
+each as ``python -m trialscore ARGUMENTS`` in a fork of itself, in ``folder`` (null: its own), after
+running the Python code ``prelude`` (test-only patches), stdin empty, stdout and stderr to files of
+their own (one file with ``merge``, as ``2>&1``), and answers each with a JSON line: ``[exit code,
+peak memory in KiB, stdout, stderr]``.  The peak is the fork's ``ru_maxrss`` plus the server's file-backed
 resident memory (its shared libraries), which a fork does not count until it touches it but a
 process started afresh does: so it is no less than the command takes started afresh.
 :class:`Forks` drives a server from a test.
@@ -22,10 +23,11 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
-__all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "server_command"]
+__all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "request", "server_command"]
 
 #: What every command imports after trialscore's command line: the shared options, the renderer and
 #: the readers (none registers a command).
@@ -49,13 +51,16 @@ gc.freeze()  # what was imported stays shared with each fork, not copied as a co
 with open("/proc/self/status") as status:
     mapped = next(int(line.split()[1]) for line in status if line.startswith("RssFile:"))
 for line in sys.stdin:
-    args, merge = json.loads(line)
+    args, merge, folder, prelude = json.loads(line)
     out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()
     pid = os.fork()
     if pid == 0:
         os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out.fileno(), 1)
         os.dup2((out if merge else err).fileno(), 2)
+        if folder is not None:
+            os.chdir(folder)
+        exec(prelude, {"__name__": "prelude"})
         sys.argv = ["trialscore", *args]
         runpy.run_module("trialscore", run_name="__main__", alter_sys=True)
         sys.exit()
@@ -72,6 +77,11 @@ for line in sys.stdin:
 def server_command(modules: tuple[str, ...] = HELPERS) -> list[str]:
     """The command line that starts a server importing ``modules`` first."""
     return [sys.executable, "-c", SERVER, *modules]
+
+
+def request(args: list[str], merge: bool = False, cwd: Path | None = None, prelude: str = "") -> str:
+    """The line asking a server to run ``trialscore ARGS`` (see the module)."""
+    return json.dumps([args, merge, None if cwd is None else str(cwd), prelude]) + "\n"
 
 
 @dataclass(frozen=True)
@@ -92,8 +102,8 @@ class Forks:
         self.timeout, self.modules = timeout, modules
         self.process: subprocess.Popen[str] | None = None
 
-    def run(self, *args: str) -> Done:
-        """``trialscore ARGS`` in a process of its own."""
+    def run(self, *args: str, cwd: Path | None = None, prelude: str = "") -> Done:
+        """``trialscore ARGS`` in a process of its own, in the folder ``cwd``, after ``prelude`` (Python)."""
         if self.process is None:
             self.process = subprocess.Popen(
                 server_command(self.modules),
@@ -103,7 +113,7 @@ class Forks:
                 start_new_session=True,  # a hung command is ended with it
             )
         assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(json.dumps([list(args), False]) + "\n")
+        self.process.stdin.write(request(list(args), cwd=cwd, prelude=prelude))
         self.process.stdin.flush()
         if not select.select([self.process.stdout], [], [], self.timeout)[0]:
             self.close(kill=True)

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tests.forks import HELPERS, RUNNER, server_command
+from tests.forks import HELPERS, RUNNER, request, server_command
 
 __all__ = ["can_mount", "run_commands"]
 
@@ -62,7 +62,7 @@ def run_commands(
         script += f'echo "{_MARK}"; {server}; echo "--- exit $?"\n'
     script += f'echo "{_MARK}"; {after}\necho "--- exit $?"\n'
     argv = ["unshare", "-rm", "sh", "-c", script] if namespace else ["sh", "-c", script]
-    requests = "".join(json.dumps([command, True]) + "\n" for command in commands.values())
+    requests = "".join(request(command, merge=True) for command in commands.values())
     environment = {**os.environ, **(env or {})}
     done = subprocess.run(
         argv, input=requests, capture_output=True, text=True, timeout=timeout, env=environment
