@@ -7,11 +7,11 @@ s (helpers, never a command module: each command registers itself alone, as when
 then reads commands on stdin, one JSON line each: ``[arguments, merge, folder, prelude]``.  It runs
 each as ``python -m trialscore ARGUMENTS`` in a fork of itself, in ``folder`` (null: its own), after
 running the Python code ``prelude`` (test-only patches), stdin empty, stdout and stderr to files of
-their own (one file with ``merge``, as ``2>&1``), and answers each with a JSON line: ``[exit code,
-peak memory in KiB, stdout, stderr]``.  The peak is the fork's ``ru_maxrss`` plus the server's file-backed
-resident memory (its shared libraries), which a fork does not count until it touches it but a
-process started afresh does: so it is no less than the command takes started afresh.
-:class:`Forks` drives a server from a test.
+their own (one file with ``merge``, as ``2>&1``), and answers each with two JSON lines: the fork's
+process id once it started, then ``[exit code, peak memory in KiB, stdout, stderr]`` once it ended.
+The peak is the fork's ``ru_maxrss`` plus the server's file-backed resident memory (its shared
+libraries), which a fork does not count until it touches it but a process started afresh does: so
+it is no less than the command takes started afresh.  :class:`Forks` drives a server from a test.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ import select
 import signal
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-__all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "request", "server_command"]
+__all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "answers", "request", "server_command"]
 
 #: What every command imports after trialscore's command line: the shared options, the renderer and
 #: the readers (none registers a command).
@@ -64,6 +65,7 @@ for line in sys.stdin:
         sys.argv = ["trialscore", *args]
         runpy.run_module("trialscore", run_name="__main__", alter_sys=True)
         sys.exit()
+    print(pid, flush=True)
     _, status, usage = os.wait4(pid, 0)
     texts = []
     for file in (out, err):
@@ -94,37 +96,83 @@ class Done:
     peak_mb: float
 
 
+def answers(output: str) -> list[Done]:
+    """What each command did, from a server's whole output (a process id, then a result, a command)."""
+    return [_done(line) for line in output.splitlines()[1::2]]
+
+
+def _done(result: str) -> Done:
+    """What a command did, from the server's line saying so."""
+    code, peak_kb, stdout, stderr = json.loads(result)
+    return Done(code, stdout, stderr, peak_kb / 1024)
+
+
 class Forks:
     """A server run by a test: each :meth:`run` a command, a hang (over ``timeout`` seconds) a failure
-    that ends the server and the command (a new server starts for the next command)."""
+    that ends the server and the command (a new server starts for the next command, as after a command
+    started and never finished: a test that failed half way)."""
 
     def __init__(self, timeout: float, modules: tuple[str, ...] = HELPERS) -> None:
         self.timeout, self.modules = timeout, modules
-        self.process: subprocess.Popen[str] | None = None
+        self.process: subprocess.Popen[bytes] | None = None
+        self.args: tuple[str, ...] = ()  # of the command started last
+        self.pending = b""  # read from the server, not yet answered
+        self.running = False  # a command started, not finished
 
     def run(self, *args: str, cwd: Path | None = None, prelude: str = "") -> Done:
         """``trialscore ARGS`` in a process of its own, in the folder ``cwd``, after ``prelude`` (Python)."""
+        self.start(*args, cwd=cwd, prelude=prelude)
+        return self.finish()
+
+    def start(self, *args: str, cwd: Path | None = None, prelude: str = "") -> int:
+        """Start ``trialscore ARGS`` as :meth:`run` does; its process id (:meth:`finish` waits for it)."""
+        if self.running:
+            self.close()
         if self.process is None:
             self.process = subprocess.Popen(
                 server_command(self.modules),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                text=True,
                 start_new_session=True,  # a hung command is ended with it
             )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write(request(list(args), cwd=cwd, prelude=prelude))
+            self.pending = b""
+        assert self.process.stdin is not None
+        self.process.stdin.write(request(list(args), cwd=cwd, prelude=prelude).encode())
         self.process.stdin.flush()
-        if not select.select([self.process.stdout], [], [], self.timeout)[0]:
-            self.close(kill=True)
-            pytest.fail(f"hung: trialscore {' '.join(args)} ran over {self.timeout} s")
-        code, peak_kb, stdout, stderr = json.loads(self.process.stdout.readline())
-        return Done(code, stdout, stderr, peak_kb / 1024)
+        self.args, self.running = args, True
+        return int(self._answer())
 
-    def close(self, kill: bool = False) -> None:
-        """End the server (with ``kill``, at once, and the command it runs)."""
+    def ended(self) -> bool:
+        """Whether the command started last has ended."""
+        assert self.process is not None and self.process.stdout is not None
+        return b"\n" in self.pending or bool(select.select([self.process.stdout], [], [], 0)[0])
+
+    def finish(self) -> Done:
+        """What the command started last did, once it ended."""
+        done = _done(self._answer())
+        self.running = False
+        return done
+
+    def _answer(self) -> str:
+        """The server's next line (read unbuffered, so that a line read is never waited for); none within
+        the timeout is a hang (see the class)."""
+        assert self.process is not None and self.process.stdout is not None
+        deadline = time.monotonic() + self.timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.process.stdout], [], [], left)[0]:
+                self.close()
+                pytest.fail(f"hung: trialscore {' '.join(self.args)} ran over {self.timeout} s")
+            chunk = os.read(self.process.stdout.fileno(), 2**20)
+            assert chunk, f"the server of trialscore {' '.join(self.args)} ended"
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return line.decode()
+
+    def close(self) -> None:
+        """End the server (at once, with the command it runs, if one was not finished)."""
         if self.process is not None:
-            if kill:
+            if self.running:
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.communicate(timeout=60)
-            self.process = None
+            self.process, self.running = None, False

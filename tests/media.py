@@ -9,13 +9,12 @@ machine offers (permission bits, a file size limit) and say so.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from tests.forks import HELPERS, RUNNER, request, server_command
+from tests.forks import HELPERS, RUNNER, answers, request, server_command
 
 __all__ = ["can_mount", "run_commands"]
 
@@ -73,9 +72,8 @@ def run_commands(
     if commands:
         replies, _, status = blocks.pop(0)
         assert int(status) == 0, f"the commands' server failed: {done.stderr}"
-        for name, reply in zip(commands, replies.splitlines(), strict=True):
-            code, _, output, _ = json.loads(reply)
-            out[name] = (code, output)
+        for name, done in zip(commands, answers(replies), strict=True):
+            out[name] = (done.code, done.stdout)
     ((body, _, status),) = blocks
     out["after"] = (int(status), body)
     return out
