@@ -147,22 +147,24 @@ class Forks:
         assert self.process is not None and self.process.stdout is not None
         return b"\n" in self.pending or bool(select.select([self.process.stdout], [], [], 0)[0])
 
-    def finish(self) -> Done:
-        """What the command started last did, once it ended."""
-        done = _done(self._answer())
+    def finish(self, timeout: float | None = None) -> Done:
+        """What the command started last did, once it ended (within ``timeout`` seconds, if given
+        instead of the server's)."""
+        done = _done(self._answer(timeout))
         self.running = False
         return done
 
-    def _answer(self) -> str:
+    def _answer(self, timeout: float | None = None) -> str:
         """The server's next line (read unbuffered, so that a line read is never waited for); none within
-        the timeout is a hang (see the class)."""
+        ``timeout`` (or the server's) is a hang (see the class)."""
         assert self.process is not None and self.process.stdout is not None
-        deadline = time.monotonic() + self.timeout
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         while b"\n" not in self.pending:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.process.stdout], [], [], left)[0]:
                 self.close()
-                pytest.fail(f"hung: trialscore {' '.join(self.args)} ran over {self.timeout} s")
+                pytest.fail(f"hung: trialscore {' '.join(self.args)} ran over {timeout} s")
             chunk = os.read(self.process.stdout.fileno(), 2**20)
             assert chunk, f"the server of trialscore {' '.join(self.args)} ended"
             self.pending += chunk

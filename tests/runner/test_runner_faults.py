@@ -14,7 +14,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
 import warnings
@@ -31,8 +30,6 @@ from tests.forks import HELPERS, RUNNER, Forks
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
 
-SRC = Path(__file__).resolve().parents[2] / "src"
-
 
 def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Path:
     if agent is not None:
@@ -40,13 +37,6 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
     path = tmp_path / "suite.yaml"
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
-
-
-def runner_command(*args: str) -> list[str]:
-    """``python -m trialscore.runner ARGS`` in a fresh process."""
-    code = f"import sys; sys.path.insert(0, {str(SRC)!r})\n"
-    code += "from trialscore.cli import app\napp(prog_name='trialscore')\n"
-    return [sys.executable, "-c", code, *args]
 
 
 @pytest.fixture(scope="module")
@@ -401,7 +391,7 @@ def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> None:
+def test_sigterm_stops_a_run_whose_programs_started_children(runs: Forks, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     document = {
         "name": "forks",
@@ -414,24 +404,15 @@ def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> 
         "execution": {"trials": {"count": 2}, "concurrency": 4, "timeout_s": 120},
     }
     suite = write_suite(tmp_path, document)
-    process = subprocess.Popen(
-        runner_command("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not pids.exists() or len(pids.read_text().split()) < 4:
-            assert time.monotonic() < deadline and process.poll() is None, "the programs did not start"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)  # a run that does not stop fails here, as hung
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
-    assert "Traceback" not in err and "Resume with:" in err
+    pid = runs.start("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress")
+    deadline = time.monotonic() + 60
+    while not pids.exists() or len(pids.read_text().split()) < 4:
+        assert time.monotonic() < deadline and not runs.ended(), "the programs did not start"
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGTERM)
+    done = runs.finish(timeout=60)  # a run that does not stop fails here, as hung
+    assert done.code == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Resume with:" in done.stderr
     assert not wait_gone([int(line) for line in pids.read_text().split()])
 
 
