@@ -12,8 +12,9 @@ import functools
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.forks import HELPERS, RUNNER, answers, request, server_command
 
 __all__ = ["can_mount", "run_commands"]
 
@@ -50,25 +51,31 @@ def run_commands(
     media before the namespace and its mounts end); each command's (exit status, stdout+stderr), and
     ``after``'s output under the key ``"after"``.
 
-    ``namespace``: in a user and mount namespace of their own (``unshare -rm``), where ``setup`` may
-    mount.  A ``setup`` that fails fails the call.
+    Each command is a process of its own, forked from one Python started after ``setup`` that
+    imported trialscore once (``tests/forks.py``).  ``namespace``: in a user and mount namespace of
+    their own (``unshare -rm``), where ``setup`` may mount.  A ``setup`` that fails fails the call.
     """
-    lines = []
-    for command in commands.values():
-        words = [sys.executable, "-m", "trialscore", *command]
-        lines.append(" ".join(_quote(word) for word in words) + " 2>&1")
-    script = f"set -e\n{setup}\nset +e\n"
-    script += "".join(f'echo "{_MARK}"; {line}; echo "--- exit $?"\n' for line in lines)
+    script = f"set -e\n{{\n:\n{setup}\n}} </dev/null\nset +e\n"  # the commands are read on stdin
+    if commands:
+        server = " ".join(_quote(word) for word in server_command(HELPERS + RUNNER))
+        script += f'echo "{_MARK}"; {server}; echo "--- exit $?"\n'
     script += f'echo "{_MARK}"; {after}\necho "--- exit $?"\n'
     argv = ["unshare", "-rm", "sh", "-c", script] if namespace else ["sh", "-c", script]
+    requests = "".join(request(command, merge=True) for command in commands.values())
+    environment = {**os.environ, **(env or {})}
     done = subprocess.run(
-        argv, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+        argv, input=requests, capture_output=True, text=True, timeout=timeout, env=environment
     )
     assert done.returncode == 0, f"setup failed: {done.stderr}"
+    blocks = [block.rpartition("--- exit ") for block in done.stdout.split(_MARK + "\n")[1:]]
     out: dict[str, tuple[int, str]] = {}
-    for block, name in zip(done.stdout.split(_MARK + "\n")[1:], [*commands, "after"], strict=True):
-        body, _, status = block.rpartition("--- exit ")
-        out[name] = (int(status), body)
+    if commands:
+        replies, _, status = blocks.pop(0)
+        assert int(status) == 0, f"the commands' server failed: {done.stderr}"
+        for name, done in zip(commands, answers(replies), strict=True):
+            out[name] = (done.code, done.stdout)
+    ((body, _, status),) = blocks
+    out["after"] = (int(status), body)
     return out
 
 

@@ -15,6 +15,7 @@ import shlex
 import shutil
 import sqlite3
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -163,76 +164,119 @@ print(json.dumps(said))
 """
 
 
-def run_on_read_only(media: Path, source: Path, commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
-    """Each command's (exit status, output) on read-only ``media`` holding a copy of ``source``'s files.
+def run_on_read_only(media: dict[Path, Path], commands: dict[str, list[str]]) -> dict[str, tuple[int, str]]:
+    """Each command's (exit status, output), each folder of ``media`` read-only and holding a copy of
+    the files of its store (the value).
 
-    A real read-only tmpfs (remounted ``ro`` in a mount namespace of the commands' own, so root is
-    refused too); else, for a user other than root, a file and folder without write permission.  The
-    commands run in one Python process started there (see ``_IN_ONE_PROCESS``).
+    A real read-only tmpfs a folder (remounted ``ro`` in a mount namespace of the commands' own, so
+    root is refused too); else, for a user other than root, files and folders without write
+    permission.  The commands run in one Python process started there (see ``_IN_ONE_PROCESS``).
     """
     batch = shlex.join([sys.executable, "-c", _IN_ONE_PROCESS, json.dumps(commands)]) + " 2>&1"
     if can_mount():
-        setup = (
-            f"mount -t tmpfs -o size=16m tmpfs {media}\ncp {source}* {media}/\nmount -o remount,ro {media}"
-        )
-        setup += f'\nif touch {media}/probe 2>/dev/null; then echo "the media is writable" >&2; exit 99; fi'
+        setup = ""
+        for folder, source in media.items():
+            setup += f"mount -t tmpfs -o size=16m tmpfs {folder}\ncp {source}* {folder}/\n"
+            setup += f"mount -o remount,ro {folder}\nif touch {folder}/probe 2>/dev/null; then\n"
+            setup += "  echo 'the media is writable' >&2; exit 99\nfi\n"
         status, text = run_commands({}, setup, namespace=True, after=batch)["after"]
     elif os.geteuid() == 0:
         pytest.skip("cannot mount here, and permission bits do not stop root: no read-only media to test")
     else:
-        copy_files(source, media)
-        for path in [*media.iterdir(), media]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
+        for folder, source in media.items():
+            copy_files(source, folder)
+            for path in [*folder.iterdir(), folder]:
+                path.chmod(0o555 if path.is_dir() else 0o444)
         try:
             status, text = run_commands({}, "", namespace=False, after=batch)["after"]
         finally:
-            media.chmod(0o755)
+            for folder in media:
+                folder.chmod(0o755)
     assert status == 0, text
     return {name: (code, output) for name, (code, output) in json.loads(text.splitlines()[-1]).items()}
 
 
+@dataclass(frozen=True)
+class ReadOnly:
+    """A store read on read-only media: where it is, where the commands wrote, its latest run's trials,
+    and what each command did (exit status, output)."""
+
+    store: Path
+    out: Path
+    trials: int
+    results: dict[str, tuple[int, str]]
+
+
+#: The stores read on read-only media: one closed cleanly (no -wal: opened immutable), one copied while
+#: a writer had it open (-wal and -shm beside it).
+WAL = {"closed": False, "with-wal": True}
+
+
+@pytest.fixture(scope="module")
+def read_only(stored: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ReadOnly]:
+    """Every reading command (and ``run``) on each store of :data:`WAL` on read-only media, all in one
+    process (one namespace, a medium each)."""
+    media: dict[Path, Path] = {}
+    commands: dict[str, list[str]] = {}
+    places: dict[str, tuple[Path, Path, int, list[str]]] = {}
+    writers = []
+    for case, wal in WAL.items():
+        folder = tmp_path_factory.mktemp(case)
+        source = copy_of(stored, folder / "source")
+        trials = 39
+        if wal:  # a writer still has it open: the last run's trials are only in the -wal file
+            writer = sqlite3.connect(source, isolation_level=None)
+            writers.append(writer)
+            writer.execute("PRAGMA journal_mode=WAL")
+            writer.execute("PRAGMA wal_autocheckpoint=0")
+            writer.execute(
+                "INSERT INTO trials SELECT run_id, target, case_id, trial + 100, verdict, cost_usd, output, "
+                "json_set(record, '$.trial', trial + 100) FROM trials "
+                "WHERE run_id = (SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1)"
+            )
+            trials = 78
+            assert source.with_name("store.sqlite-wal").stat().st_size > 0
+        out = folder / "out"
+        out.mkdir()
+        medium = folder / "media"
+        medium.mkdir()
+        store = medium / "store.sqlite"
+        media[medium] = source
+        asked = {command: arguments(command, store, out) for command in READERS}
+        asked["runs json"] = ["runs", "--store", str(store), "-f", "json"]
+        asked["run"] = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(out / "run")]
+        commands.update({f"{case}: {command}": args for command, args in asked.items()})
+        places[case] = (store, out, trials, [f"{case}: {command}" for command in asked])
+    try:
+        results = run_on_read_only(media, commands)
+    finally:
+        for writer in writers:
+            writer.close()
+    return {
+        case: ReadOnly(store, out, trials, {name.removeprefix(f"{case}: "): results[name] for name in asked})
+        for case, (store, out, trials, asked) in places.items()
+    }
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("wal", [False, True], ids=["closed", "with-wal"])
+@pytest.mark.parametrize("case", list(WAL))
 def test_every_reading_command_reads_a_store_on_read_only_media(
-    stored: Path, tmp_path: Path, wal: bool
+    read_only: dict[str, ReadOnly], case: str
 ) -> None:
     """A store closed cleanly (no -wal: opened immutable) and one copied while open (-wal and -shm
     beside it: read through them, its last commits included) are both read; ``run`` says it cannot
     write and how to go on."""
-    source = copy_of(stored, tmp_path / "source")
-    expected_trials = 39
-    if wal:  # a writer still has it open: the last run's trials are only in the -wal file
-        writer = sqlite3.connect(source, isolation_level=None)
-        writer.execute("PRAGMA journal_mode=WAL")
-        writer.execute("PRAGMA wal_autocheckpoint=0")
-        writer.execute(
-            "INSERT INTO trials SELECT run_id, target, case_id, trial + 100, verdict, cost_usd, output, "
-            "json_set(record, '$.trial', trial + 100) FROM trials "
-            "WHERE run_id = (SELECT run_id FROM runs ORDER BY created_at DESC LIMIT 1)"
-        )
-        expected_trials = 78
-        assert source.with_name("store.sqlite-wal").stat().st_size > 0
-    out = tmp_path / "out"
-    out.mkdir()
-    media = tmp_path / "media"
-    media.mkdir()
-    store = media / "store.sqlite"
-    commands = {command: arguments(command, store, out) for command in READERS}
-    commands["runs json"] = ["runs", "--store", str(store), "-f", "json"]
-    commands["run"] = ["run", "--demo", "--store", str(store), "--no-progress", "--out", str(out / "run")]
-    results = run_on_read_only(media, source, commands)
-    if wal:
-        writer.close()
-    for command, (status, text) in results.items():
+    seen = read_only[case]
+    for command, (status, text) in seen.results.items():
         if command == "run":
             continue
         assert status == 0 and "Traceback" not in text, (command, text)
-    listed = json.loads(results["runs json"][1])
-    assert [run["trials"] for run in listed["runs"]] == [65, expected_trials]
-    assert json.loads(results["score"][1])["rows"]["rows_read"] == expected_trials
-    assert (out / "report.html").stat().st_size > 10_000
-    status, text = results["run"]
+    listed = json.loads(seen.results["runs json"][1])
+    assert [run["trials"] for run in listed["runs"]] == [65, seen.trials]
+    assert json.loads(seen.results["score"][1])["rows"]["rows_read"] == seen.trials
+    assert (seen.out / "report.html").stat().st_size > 10_000
+    status, text = seen.results["run"]
     assert status == EXIT_STORE_FAILED, text
-    line = one_store_line(text, store)
+    line = one_store_line(text, seen.store)
     assert "readonly" in line or "unable to open" in line, line
-    assert not (out / "run").exists()
+    assert not (seen.out / "run").exists()

@@ -71,6 +71,7 @@ def big_log(
     to_letters = bytes(ord(letters[byte % len(letters)]) for byte in range(256))  # random bytes -> text
     summaries: list[dict[str, Any]] = []
     sample_json = _dumper(sample, ("id", "epoch", "scores", "error", "messages"))
+    messages = "".join(json.dumps(message) + ", " for message in sample["messages"])  # the template's, once
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as log:
         log.writestr("_journal/start.json", start)
         for epoch in range(1, epochs + 1):
@@ -88,11 +89,11 @@ def big_log(
                 text = rng.randbytes(transcript_chars).translate(to_letters).decode("ascii")
                 reply = {"role": "assistant", "content": text, "source": "generate"}
                 varying = {
-                    "id": name,
-                    "epoch": epoch,
-                    "scores": entry["scores"],
-                    "error": error,
-                    "messages": [*sample["messages"], reply],
+                    "id": json.dumps(name),
+                    "epoch": json.dumps(epoch),
+                    "scores": json.dumps(entry["scores"]),
+                    "error": json.dumps(error),
+                    "messages": f"[{messages}{json.dumps(reply)}]",  # [*sample["messages"], reply]
                 }
                 log.writestr(f"samples/{name}_epoch_{epoch}.json", sample_json(varying))
         chunk = 5000
@@ -106,9 +107,10 @@ def big_log(
     return out
 
 
-def _dumper(template: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[str, Any]], str]:
-    """``json.dumps(dict(template, **values))`` for ``values`` of ``keys``, text for text: the rest of
-    the template is written once, not once a sample."""
+def _dumper(template: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[str, str]], str]:
+    """``json.dumps(dict(template, **values))`` for ``values`` of ``keys``, given as their JSON texts
+    (``json.dumps(value)``, or text that is the same): the rest of the template is written once, not
+    once a sample."""
     marks = {key: json.dumps(f"\x00{key}\x00") for key in keys}
     skeleton = json.dumps(dict(template, **{key: f"\x00{key}\x00" for key in keys}))
     order = sorted(keys, key=lambda key: skeleton.index(marks[key]))  # as the template has them
@@ -117,9 +119,7 @@ def _dumper(template: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[s
         before, skeleton = skeleton.split(marks[key])
         parts.append(before)
 
-    def dump(values: dict[str, Any]) -> str:
-        return (
-            "".join(part + json.dumps(values[key]) for part, key in zip(parts, order, strict=True)) + skeleton
-        )
+    def dump(texts: dict[str, str]) -> str:
+        return "".join(part + texts[key] for part, key in zip(parts, order, strict=True)) + skeleton
 
     return dump

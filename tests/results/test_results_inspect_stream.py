@@ -33,7 +33,9 @@ def test_a_grown_log_counts_as_inspect_ai_reads_its_samples(template, tmp_path):
     counts = read_counts([log])
     to_float = value_to_float()
     own: dict[str, list[int]] = {}
-    for sample in read_eval_log(str(log)).samples:
+    with log.open("rb") as stream:  # its reader of a stream: the same samples, without a thread a member
+        samples = read_eval_log(stream).samples
+    for sample in samples:
         entry = own.setdefault(str(sample.id), [0, 0, 0])
         score = (sample.scores or {}).get("match")
         if sample.error is not None or score is None:
@@ -83,3 +85,10 @@ def test_a_summary_that_is_not_one_is_named_with_its_member_and_element(template
         EvaluationError, match=r"broken\.eval member 'summaries\.json': element 1 is not a sample"
     ):
         read_counts([broken])
+
+
+def test_an_eval_log_that_is_no_zip_is_named(template, tmp_path):
+    broken = tmp_path / "cut.eval"
+    broken.write_bytes(template.read_bytes()[:100])  # a zip's first bytes, its central directory cut off
+    with pytest.raises(EvaluationError, match=r"cut\.eval: cannot read an inspect_ai eval log: "):
+        read_counts([broken], input_format="inspect")

@@ -14,7 +14,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import textwrap
 import time
 import warnings
@@ -27,10 +26,9 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.forks import HELPERS, RUNNER, Forks
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
-
-SRC = Path(__file__).resolve().parents[2] / "src"
 
 
 def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Path:
@@ -41,29 +39,13 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
     return path
 
 
-def runner_command(*args: str, prelude: str = "") -> list[str]:
-    """``python -m trialscore.runner ARGS`` in a fresh process, after ``prelude`` (test-only patches)."""
-    code = f"import sys; sys.path.insert(0, {str(SRC)!r})\n{prelude}\n"
-    code += "from trialscore.cli import app\napp(prog_name='trialscore')\n"
-    return [sys.executable, "-c", code, *args]
-
-
-def run_cli(*args: str, prelude: str = "", timeout: float = 90, cwd: Path | None = None):
-    """Run the runner's CLI; a run that does not end within ``timeout`` fails the test (no hang)."""
-    process = subprocess.Popen(
-        runner_command(*args, prelude=prelude),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=cwd,
-    )
-    try:
-        out, err = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"the run hung for {timeout} s: {err[-2000:]}")
-    return process.returncode, out, err
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Forks]:
+    """Runs the runner's CLI, each run a process of its own (tests/forks.py); a run that does not end
+    within 90 s fails the test (no hang)."""
+    forks = Forks(90, HELPERS + RUNNER)
+    yield forks
+    forks.close()
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
@@ -131,7 +113,9 @@ def answer(case, seed):
 
 
 @pytest.mark.slow
-def test_a_full_disk_under_the_store_stops_the_run_with_one_message_and_it_resumes(tmp_path: Path) -> None:
+def test_a_full_disk_under_the_store_stops_the_run_with_one_message_and_it_resumes(
+    runs: Forks, tmp_path: Path
+) -> None:
     document = {
         "name": "fills",
         "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer"}],
@@ -146,7 +130,8 @@ def test_a_full_disk_under_the_store_stops_the_run_with_one_message_and_it_resum
         store = disk.directory / "store.sqlite"
         out = tmp_path / "out"
         args = ("run", str(suite), "--store", str(store), "--out", str(out), "--no-progress")
-        code, _, err = run_cli(*args, prelude=disk.prelude, cwd=tmp_path)
+        done = runs.run(*args, prelude=disk.prelude, cwd=tmp_path)
+        code, err = done.code, done.stderr
         assert code == EXIT_STORE_FAILED, (disk.kind, err)
         assert "Traceback" not in err, err
         lines = [line for line in err.splitlines() if line.strip()]
@@ -162,8 +147,8 @@ def test_a_full_disk_under_the_store_stops_the_run_with_one_message_and_it_resum
         assert 0 < kept < 100
 
         disk.grow()
-        code, _, err = run_cli(*args, "--resume", run_id, cwd=tmp_path)
-        assert code == 0, err
+        done = runs.run(*args, "--resume", run_id, cwd=tmp_path)
+        assert done.code == 0, done.stderr
         with sqlite3.connect(store) as db:
             rows = db.execute("SELECT case_id, trial FROM trials").fetchall()
         assert len(rows) == len(set(rows)) == 100
@@ -406,7 +391,7 @@ def test_a_command_grader_timeout_kills_its_children(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> None:
+def test_sigterm_stops_a_run_whose_programs_started_children(runs: Forks, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     document = {
         "name": "forks",
@@ -419,24 +404,15 @@ def test_sigterm_stops_a_run_whose_programs_started_children(tmp_path: Path) -> 
         "execution": {"trials": {"count": 2}, "concurrency": 4, "timeout_s": 120},
     }
     suite = write_suite(tmp_path, document)
-    process = subprocess.Popen(
-        runner_command("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress"),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not pids.exists() or len(pids.read_text().split()) < 4:
-            assert time.monotonic() < deadline and process.poll() is None, "the programs did not start"
-            time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)  # a run that does not stop fails here, as hung
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == 130, err
-    assert "Traceback" not in err and "Resume with:" in err
+    pid = runs.start("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress")
+    deadline = time.monotonic() + 60
+    while not pids.exists() or len(pids.read_text().split()) < 4:
+        assert time.monotonic() < deadline and not runs.ended(), "the programs did not start"
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGTERM)
+    done = runs.finish(timeout=60)  # a run that does not stop fails here, as hung
+    assert done.code == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Resume with:" in done.stderr
     assert not wait_gone([int(line) for line in pids.read_text().split()])
 
 
@@ -452,7 +428,9 @@ def answer(case, seed):
 
 
 @pytest.mark.slow
-def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exits(tmp_path: Path) -> None:
+def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exits(
+    runs: Forks, tmp_path: Path
+) -> None:
     document = {
         "name": "hangs",
         "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer"}],
@@ -464,17 +442,10 @@ def test_a_hung_sync_python_call_errors_only_its_own_trials_and_the_process_exit
     }
     suite = write_suite(tmp_path, document, HANGING_AGENT)
     out = tmp_path / "out"
-    code, _, err = run_cli(
-        "run",
-        str(suite),
-        "--store",
-        str(tmp_path / "s.sqlite"),
-        "--out",
-        str(out),
-        "--no-progress",
-        timeout=90,  # 3 hung calls of 1 s each; 600 s of lingering threads would fail here, as hung
-    )
-    assert code == 0, err
+    # 3 hung calls of 1 s each; 600 s of lingering threads would fail as hung (the 90 s of ``runs``)
+    store = tmp_path / "s.sqlite"
+    done = runs.run("run", str(suite), "--store", str(store), "--out", str(out), "--no-progress")
+    assert done.code == 0, done.stderr
     records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
     verdicts = {(r["case_id"], r["trial"]): r["verdict"] for r in records}
     assert all(verdicts[("hang", t)] == "error" for t in range(3))

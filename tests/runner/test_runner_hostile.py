@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
-import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from rich.console import Console
 
+from tests.forks import HELPERS, RUNNER, Forks
 from trialscore.runner.options import RunOptions
 from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import load_suite
@@ -52,20 +54,28 @@ def regex_suite(tmp_path: Path, timeout_s: float, trials: int) -> Path:
     )
 
 
-def start(tmp_path: Path, suite: Path, *extra: str) -> subprocess.Popen[str]:
-    command = [sys.executable, "-m", "trialscore", "run", str(suite), "--no-progress"]
-    command += ["--store", str(tmp_path / "store.sqlite"), *extra]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Forks]:
+    """Runs ``trialscore run``, each run a process of its own (tests/forks.py); one that does not end
+    within 60 s fails the test, as hung."""
+    forks = Forks(60, HELPERS + RUNNER)
+    yield forks
+    forks.close()
+
+
+def start(runs: Forks, tmp_path: Path, suite: Path, *extra: str) -> int:
+    """Start ``trialscore run SUITE`` in ``tmp_path`` (its store there); the process id."""
+    store = tmp_path / "store.sqlite"
+    return runs.start("run", str(suite), "--no-progress", "--store", str(store), *extra, cwd=tmp_path)
 
 
 @pytest.mark.slow
-def test_a_catastrophic_regex_errors_its_trial_naming_the_grader_and_the_limit(tmp_path: Path) -> None:
-    process = start(tmp_path, regex_suite(tmp_path, timeout_s=0.5, trials=2), "--out", str(tmp_path / "out"))
-    try:
-        _, err = process.communicate(timeout=60)
-    finally:
-        process.kill()
-    assert process.returncode == 3, err  # every trial errored: nothing could be graded
+def test_a_catastrophic_regex_errors_its_trial_naming_the_grader_and_the_limit(
+    runs: Forks, tmp_path: Path
+) -> None:
+    start(runs, tmp_path, regex_suite(tmp_path, timeout_s=0.5, trials=2), "--out", str(tmp_path / "out"))
+    done = runs.finish()
+    assert done.code == 3, done.stderr  # every trial errored: nothing could be graded
     records = [json.loads(line) for line in (tmp_path / "out" / "trials.jsonl").read_text().splitlines()]
     assert [record["verdict"] for record in records] == ["error", "error"]
     assert records[0]["error"] == (
@@ -75,21 +85,18 @@ def test_a_catastrophic_regex_errors_its_trial_naming_the_grader_and_the_limit(t
 
 
 @pytest.mark.slow
-def test_sigterm_stops_a_run_while_a_catastrophic_regex_grades(tmp_path: Path) -> None:
-    process = start(tmp_path, regex_suite(tmp_path, timeout_s=120, trials=4))
-    try:
-        deadline = time.monotonic() + 60
-        while not (tmp_path / "started").exists():
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline, "the target never ran"
-            time.sleep(0.05)
-        time.sleep(1.0)  # the grader is now deep in its match
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)  # a run that does not stop fails here, as hung
-    finally:
-        process.kill()
-    assert process.returncode == 130, err
-    assert "Resume with: trialscore run --resume " in err
+def test_sigterm_stops_a_run_while_a_catastrophic_regex_grades(runs: Forks, tmp_path: Path) -> None:
+    pid = start(runs, tmp_path, regex_suite(tmp_path, timeout_s=120, trials=4))
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists():
+        assert not runs.ended(), runs.finish()
+        assert time.monotonic() < deadline, "the target never ran"
+        time.sleep(0.05)
+    time.sleep(1.0)  # the grader is now deep in its match
+    os.kill(pid, signal.SIGTERM)
+    done = runs.finish()  # a run that does not stop fails here, as hung
+    assert done.code == 130, done.stderr
+    assert "Resume with: trialscore run --resume " in done.stderr
 
 
 @pytest.mark.timeout(60)  # a grader that is never given up on fails as hung (the sleep is 30 s a call)

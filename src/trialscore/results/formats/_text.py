@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -176,6 +177,7 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
 _COLON = re.compile(r"\s*:")
 
 
+@functools.lru_cache(maxsize=8)  # every format's sniffer asks it of the same head: tokenised once
 def head_keys(text: str, depth: int = 2) -> frozenset[str] | None:
     """The key paths of the JSON document that ``text`` begins, down to ``depth`` levels, or None
     when it does not begin a JSON object or array.

@@ -52,6 +52,8 @@ eval`` makes the ``.eval`` file read by parts).
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import io
 import json
 import zipfile
@@ -129,11 +131,12 @@ def read(path: Path, sink: TrialSink) -> None:
             sink.partial(partial)
 
 
-def _check_size(path: Path, samples: bool = False) -> None:
+def _check_size(path: Path, archive: zipfile.ZipFile | None, samples: bool = False) -> None:
     """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
-    is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so); ``samples``:
-    the transcripts are read too (trial detail), so they are checked as the header is."""
-    if head_bytes(path, len(_ZIP)) != _ZIP:
+    is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so); ``archive``: the
+    ``.eval`` log opened (None: a JSON log); ``samples``: the transcripts are read too (trial detail),
+    so they are checked as the header is."""
+    if archive is None:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
             raise EvaluationError(
@@ -144,17 +147,29 @@ def _check_size(path: Path, samples: bool = False) -> None:
         check_nesting(path.read_bytes(), str(path))
         return
     try:
-        with zipfile.ZipFile(path) as archive:
-            for info in archive.infolist():
-                if info.filename.startswith("samples/") and not samples:
-                    continue
-                if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
-                    check_zip_member(path, info, 2**62)
-                    continue
-                check_zip_member(path, info, MAX_MEMBER_BYTES)
-                check_nesting(archive.read(info), f"{path} member {info.filename!r}")
+        for info in archive.infolist():
+            if info.filename.startswith("samples/") and not samples:
+                continue
+            if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
+                check_zip_member(path, info, 2**62)
+                continue
+            check_zip_member(path, info, MAX_MEMBER_BYTES)
+            check_nesting(archive.read(info), f"{path} member {info.filename!r}")
     except zipfile.BadZipFile as exc:
-        raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
+        raise _unreadable(path, exc) from exc
+
+
+def _unreadable(path: Path, exc: Exception) -> EvaluationError:
+    """The error of a log inspect_ai or zipfile cannot read (``exc``: why)."""
+    return EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}")
+
+
+def _open_zip(path: Path) -> zipfile.ZipFile:
+    """The ``.eval`` log ``path`` opened (its central directory read: once, for every step)."""
+    try:
+        return zipfile.ZipFile(path)
+    except zipfile.BadZipFile as exc:
+        raise _unreadable(path, exc) from exc
 
 
 def _is_summary(name: str) -> bool:
@@ -178,72 +193,77 @@ class _Summary:
     total_time: float | None = None
 
 
-def _streamed(path: Path, progress: Callable[[float], None], planned: int) -> list[_Summary]:
-    """The sample summaries of an ``.eval`` zip, parsed one at a time (last entry wins per (id, epoch))."""
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        members = [_SUMMARIES] if _SUMMARIES in names else sorted(
-            (name for name in names if _is_summary(name)), key=lambda name: (len(name), name)
-        )  # fmt: skip
-        found: dict[tuple[str, int], _Summary] = {}
-        for member in members:
-            label = f"{path} member {member!r}"
-            with archive.open(member) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
-                for index, item in enumerate(array_items(text, label)):
-                    if (
-                        not isinstance(item, dict)
-                        or "id" not in item
-                        or not isinstance(item.get("epoch"), int)
-                    ):
-                        raise EvaluationError(
-                            f"{label}: element {index + 1} is not a sample summary (id, epoch)"
-                        )
-                    scores = item.get("scores") or {}
-                    values = {name: (score or {}).get("value") for name, score in scores.items()}
-                    time = item.get("total_time")
-                    summary = _Summary(
-                        str(item["id"]),
-                        item["epoch"],
-                        item.get("error"),
-                        values,
-                        float(time) if isinstance(time, (int, float)) else None,
-                    )
-                    found[(summary.id, summary.epoch)] = summary
-                    if index % 4096 == 0 and planned:
-                        progress(len(found) / planned)
+def _streamed(
+    path: Path, archive: zipfile.ZipFile, progress: Callable[[float], None], planned: int
+) -> list[_Summary]:
+    """The sample summaries of the ``.eval`` zip ``path`` (opened: ``archive``), parsed one at a time
+    (last entry wins per (id, epoch))."""
+    names = archive.namelist()
+    members = [_SUMMARIES] if _SUMMARIES in names else sorted(
+        (name for name in names if _is_summary(name)), key=lambda name: (len(name), name)
+    )  # fmt: skip
+    found: dict[tuple[str, int], _Summary] = {}
+    for member in members:
+        label = f"{path} member {member!r}"
+        with archive.open(member) as raw, io.TextIOWrapper(raw, encoding="utf-8") as text:
+            for index, item in enumerate(array_items(text, label)):
+                if not isinstance(item, dict) or "id" not in item or not isinstance(item.get("epoch"), int):
+                    raise EvaluationError(f"{label}: element {index + 1} is not a sample summary (id, epoch)")
+                scores = item.get("scores") or {}
+                values = {name: (score or {}).get("value") for name, score in scores.items()}
+                time = item.get("total_time")
+                summary = _Summary(
+                    str(item["id"]),
+                    item["epoch"],
+                    item.get("error"),
+                    values,
+                    float(time) if isinstance(time, (int, float)) else None,
+                )
+                found[(summary.id, summary.epoch)] = summary
+                if index % 4096 == 0 and planned:
+                    progress(len(found) / planned)
     return list(found.values())
 
 
 def _load(
     path: Path, progress: Callable[[float], None], transcripts: bool = False
 ) -> tuple[Any, list[Any], Callable[[Any], float]]:
+    needs_extra = (
+        f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
+    )
+    if importlib.util.find_spec("inspect_ai") is None:
+        raise EvaluationError(needs_extra)
+    zipped = head_bytes(path, len(_ZIP)) == _ZIP
+    if not zipped:  # before inspect_ai's import (about a second): a refused JSON log never pays it
+        _check_size(path, None, transcripts)
     try:
         from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
         from inspect_ai.scorer import value_to_float
     except ImportError as exc:
-        raise EvaluationError(
-            f"{path}: reading inspect_ai logs needs the inspect extra: pip install 'trialscore[inspect]'"
-        ) from exc
-    _check_size(path, transcripts)
-    try:
-        header = read_eval_log(str(path), header_only=True)
-        if head_bytes(path, len(_ZIP)) == _ZIP:
-            samples: list[Any] = _streamed(path, progress, _planned(header))
-        else:
-            samples = [
-                _Summary(
-                    str(s.id),
-                    s.epoch,
-                    s.error,
-                    {k: v.value for k, v in (s.scores or {}).items()},
-                    s.total_time,
-                )
-                for s in read_eval_log_sample_summaries(str(path))
-            ]
-    except EvaluationError:
-        raise
-    except Exception as exc:  # inspect_ai raises its own and pydantic errors for bad logs
-        raise EvaluationError(f"{path}: cannot read an inspect_ai eval log: {exc}") from exc
+        raise EvaluationError(needs_extra) from exc
+    # a zip after it: its import teaches zipfile the zstd compression of inspect_ai's members
+    with _open_zip(path) if zipped else contextlib.nullcontext() as archive:
+        if archive is not None:
+            _check_size(path, archive, transcripts)
+        try:
+            header = read_eval_log(str(path), header_only=True)
+            if archive is not None:
+                samples: list[Any] = _streamed(path, archive, progress, _planned(header))
+            else:
+                samples = [
+                    _Summary(
+                        str(s.id),
+                        s.epoch,
+                        s.error,
+                        {k: v.value for k, v in (s.scores or {}).items()},
+                        s.total_time,
+                    )
+                    for s in read_eval_log_sample_summaries(str(path))
+                ]
+        except EvaluationError:
+            raise
+        except Exception as exc:  # inspect_ai raises its own and pydantic errors for bad logs
+            raise _unreadable(path, exc) from exc
     return header, samples, value_to_float()
 
 
