@@ -37,6 +37,7 @@ from trialscore.stats import (
 from trialscore.stats._compare import FLOOR_SHARE
 from trialscore.stats._effort import ItemTotals
 from trialscore.stats._plan import _item_rates, _shifted
+from trialscore.stats._ratio_compare import _matched_rows, shared_rows
 
 REPS = 20_000
 CHECKED = 25
@@ -106,6 +107,17 @@ def cost_run(rng: np.random.Generator, rates: np.ndarray, level: np.ndarray, sca
     cost = np.exp(level[:, None] + rng.normal(0.0, 1.0, (rates.size, 3))).sum(axis=1) * scale
     none = np.zeros(rates.size, dtype=np.int64)
     return ItemTotals(tuple(range(rates.size)), trials, rng.binomial(3, rates), cost, none, (), none)
+
+
+def test_runs_of_the_same_ids_pair_as_by_lookup() -> None:
+    """The simulations' runs share their ids: paired row by row, the rows and ids the lookup gives."""
+    rng = np.random.default_rng(0)
+    for size in (0, 1, 2, 5, 40):
+        for ids in (tuple(range(size)), tuple(f"q{i}" for i in rng.permutation(size)), (1,) * size):
+            trials = [rng.integers(0, 3, size) * (rng.random(size) < 0.8) for _ in range(2)]
+            runs = [ItemTotals(ids, n, n, n * 1.0, n, (), n) for n in trials]
+            for got, expected in zip(shared_rows(*runs), _matched_rows(*runs), strict=True):
+                assert np.asarray(got).tolist() == np.asarray(expected).tolist()
 
 
 @pytest.mark.slow
