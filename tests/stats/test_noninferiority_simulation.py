@@ -21,6 +21,7 @@ cost per success, planned from a paired pilot of both runs with log-normal costs
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -107,6 +108,26 @@ def cost_run(rng: np.random.Generator, rates: np.ndarray, level: np.ndarray, sca
     cost = np.exp(level[:, None] + rng.normal(0.0, 1.0, (rates.size, 3))).sum(axis=1) * scale
     none = np.zeros(rates.size, dtype=np.int64)
     return ItemTotals(tuple(range(rates.size)), trials, rng.binomial(3, rates), cost, none, (), none)
+
+
+def test_a_plan_is_the_fewest_items_reaching_the_power() -> None:
+    """The search from the normal approximation ends where one item fewer falls short of the power."""
+    rng = np.random.default_rng(4)
+    pilots = [Bank.from_counts(np.full(30, 3), rng.binomial(3, rng.beta(2, 1, 30))) for _ in range(5)]
+    designs: list[dict[str, Any]] = [
+        *({"pass_rate": rate, "trials": trials} for rate in (0.02, 0.5, 0.9) for trials in (1, 4)),
+        *({"pilot": pilot} for pilot in pilots),
+    ]
+    searched = 0
+    for design in designs:
+        for margin, alpha, power in ((0.1, 0.05, 0.8), (0.03, 0.025, 0.9), (0.3, 0.1, 0.5)):
+            plan = plan_non_inferiority(margin, alpha=alpha, power=power, **design)
+            assert plan.feasible and plan.items >= 2 and plan.achieved_power >= power
+            if plan.items > 2:
+                fewer = {**design, "items": plan.items - 1, "trials": plan.trials}
+                assert plan_non_inferiority(margin, alpha=alpha, power=power, **fewer).achieved_power < power
+                searched += 1
+    assert searched >= 30
 
 
 def test_runs_of_the_same_ids_pair_as_by_lookup() -> None:
