@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 from scipy.special import stdtrit
 
+from tests.stats._populations import jeffreys_noise
 from trialscore import Bank
 from trialscore.stats import (
     NonInferiorityPlan,
@@ -47,10 +48,6 @@ DESIGNS = [
     (0.1, 0.7, 0.5, 3, 0.05, 1, 0.01),
     (0.05, 0.5, 0.3, 5, 0.025, 2, 0.0),
 ]
-
-
-def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
-    return (c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n)
 
 
 def passes(a: np.ndarray, b: np.ndarray, trials: int, margin: float, alpha: float) -> np.ndarray:
