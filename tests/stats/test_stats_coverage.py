@@ -60,11 +60,12 @@ def bounds(items: int, value: float) -> tuple[float, float]:
 def exact_binary_coverage(metric: str, k: int, trials: int, items: int, value: float) -> float:
     """P(cover) when every item's value is 0 or 1 (c = 0 or c = N gives those values)."""
     covered = 0.0
+    chance = binom.pmf(np.arange(items + 1), items, value).tolist()
     for ones in range(items + 1):
         bank = Bank.from_counts([trials] * items, [trials] * ones + [0] * (items - ones))
         interval = item_interval(bank, metric, None if metric == "avg" else k)
         if interval.contains(value):
-            covered += float(binom.pmf(ones, items, value))
+            covered += chance[ones]
     return covered
 
 
