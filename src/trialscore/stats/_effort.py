@@ -60,6 +60,7 @@ for cost as an axis of agent evaluation.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -175,7 +176,7 @@ def item_totals(
             f"values must all be known with unknown='raise'; got NaN at trial {index} "
             f"({plural(int(missing.sum()), 'trial')} unknown)"
         )
-    order = {key: code for code, key in enumerate(dict.fromkeys(keys))}  # in order of first appearance
+    order = dict(zip(dict.fromkeys(keys), itertools.count()))  # codes in order of first appearance
     codes = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
     size = len(order)
     known = ~missing
@@ -367,8 +368,10 @@ def per_success(
         else trial_floor(int(totals.trials.sum()))
     )
     interval = ratio_interval(totals.total[used], denominator, floor, level)
-    unknown_items = tuple(
-        key for key, count in zip(totals.ids, totals.unknown.tolist(), strict=True) if count
+    unknown_items = (
+        tuple(key for key, count in zip(totals.ids, totals.unknown.tolist(), strict=True) if count)
+        if totals.unknown_trials
+        else ()
     )
     notes = []
     if totals.unknown_trials:
