@@ -30,6 +30,17 @@ def passes(rng: np.random.Generator, trials: int, p: np.ndarray) -> np.ndarray:
     return count
 
 
+def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
+    """The trial-noise variance of ``c / n`` at the Jeffreys rate, for whole counts ``c`` of ``n`` trials.
+
+    ``(c + 0.5)(n - c + 0.5) / ((n + 1)(n + 2) n)``, the floor's term of ``compare_paired``: computed for
+    the ``n + 1`` possible counts and looked up (the same floats as on ``c`` itself, a few times faster).
+    """
+    counts = np.arange(n + 1)
+    table: np.ndarray = (counts + 0.5) * (n - counts + 0.5) / ((n + 1.0) * (n + 2.0) * n)
+    return table[c]
+
+
 def moments(name: str) -> tuple[float, float]:
     """Mean and variance of the population's pass rates (exact)."""
     if name in BETAS:

@@ -17,7 +17,7 @@ import pytest
 from scipy.special import stdtrit
 from scipy.stats import hypergeom
 
-from tests.stats._populations import NAMES, passes, rates
+from tests.stats._populations import NAMES, jeffreys_noise, passes, rates
 from trialscore import Bank
 from trialscore.stats import compare_paired
 from trialscore.stats._compare import FLOOR_SHARE, SMALL_SUITE_RATES
@@ -28,8 +28,28 @@ REPS = 10_000
 TRIALS = [(1, 1), (5, 5), (10, 3), (3, 10)]
 
 
-def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
-    return (c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n)
+def paired_moments(
+    c_a: np.ndarray, c_b: np.ndarray, n_a: int, n_b: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per replication: the mean and variance of the per-item differences of pass rates, and all zero?"""
+    d = c_b / n_b - c_a / n_a
+    return d.mean(axis=1), d.var(axis=1, ddof=1), (d == 0).all(axis=1)
+
+
+def floored(variance: np.ndarray, c_a: np.ndarray, c_b: np.ndarray, n_a: int, n_b: int) -> np.ndarray:
+    """The variance floored at FLOOR_SHARE of both runs' trial noise, as compare_paired floors it."""
+    noise = jeffreys_noise(c_a, n_a).mean(axis=1) + jeffreys_noise(c_b, n_b).mean(axis=1)
+    return np.maximum(variance, FLOOR_SHARE * noise)
+
+
+def read_verdicts(
+    delta: np.ndarray, variance: np.ndarray, identical: np.ndarray, items: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Verdict codes (0 within_noise or identical, 1 improvement, -1 regression) and interval bounds."""
+    half = stdtrit(items - 1, 1 - ALPHA / 2) * np.sqrt(variance / items)
+    low, high = np.maximum(delta - half, -1.0), np.minimum(delta + half, 1.0)
+    code = np.where(identical, 0, np.where(low > 0, 1, np.where(high < 0, -1, 0)))
+    return code, low, high
 
 
 def vectorized_verdicts(
@@ -39,18 +59,10 @@ def vectorized_verdicts(
 
     ``floor=False`` is the plain paired t-test on the same per-item pass rates.
     """
-    d = c_b / n_b - c_a / n_a
-    items = d.shape[1]
-    delta = d.mean(axis=1)
-    variance = d.var(axis=1, ddof=1)
+    delta, variance, identical = paired_moments(c_a, c_b, n_a, n_b)
     if floor:
-        noise = jeffreys_noise(c_a, n_a).mean(axis=1) + jeffreys_noise(c_b, n_b).mean(axis=1)
-        variance = np.maximum(variance, FLOOR_SHARE * noise)
-    half = stdtrit(items - 1, 1 - ALPHA / 2) * np.sqrt(variance / items)
-    low, high = np.maximum(delta - half, -1.0), np.minimum(delta + half, 1.0)
-    identical = (d == 0).all(axis=1)
-    code = np.where(identical, 0, np.where(low > 0, 1, np.where(high < 0, -1, 0)))
-    return code, low, high
+        variance = floored(variance, c_a, c_b, n_a, n_b)
+    return read_verdicts(delta, variance, identical, c_a.shape[1])
 
 
 def check_against_library(c_a: np.ndarray, c_b: np.ndarray, n_a: int, n_b: int) -> None:
@@ -101,17 +113,22 @@ def run_cell(population: str, items: int, n_a: int, n_b: int) -> dict[str, float
     cheap = items >= 20
     c_a, c_b = simulate(rng, population, items, n_a, n_b, 0.0, trial_by_trial=cheap)
     check_against_library(c_a, c_b, n_a, n_b)
-    code, low, high = vectorized_verdicts(c_a, c_b, n_a, n_b)
+    # the floored verdict and the plain paired t-test's, from the same differences
+    delta, variance, identical = paired_moments(c_a, c_b, n_a, n_b)
+    code, low, high = read_verdicts(delta, floored(variance, c_a, c_b, n_a, n_b), identical, items)
     assert not np.any((code != 0) & (low <= 0) & (high >= 0))  # no verdict contradicts its interval
     assert np.all((low >= -1.0) & (high <= 1.0) & (high > low))  # inside [-1, 1], never zero width
     out = {"fpr": float(np.mean(code != 0))}
-    out["t_fpr"] = float(np.mean(vectorized_verdicts(c_a, c_b, n_a, n_b, floor=False)[0] != 0))
+    out["t_fpr"] = float(np.mean(read_verdicts(delta, variance, identical, items)[0] != 0))
     shift = t_shift(rng, population, items, n_a, n_b)
     c_a, c_b = simulate(rng, population, items, n_a, n_b, shift, trial_by_trial=cheap)
     check_against_library(c_a, c_b, n_a, n_b)
     out["shift"] = shift
-    out["power"] = float(np.mean(vectorized_verdicts(c_a, c_b, n_a, n_b)[0] == -1))
-    out["t_power"] = float(np.mean(vectorized_verdicts(c_a, c_b, n_a, n_b, floor=False)[0] == -1))
+    delta, variance, identical = paired_moments(c_a, c_b, n_a, n_b)
+    out["power"] = float(
+        np.mean(read_verdicts(delta, floored(variance, c_a, c_b, n_a, n_b), identical, items)[0] == -1)
+    )
+    out["t_power"] = float(np.mean(read_verdicts(delta, variance, identical, items)[0] == -1))
     print(
         f"\n{population:9} {items:3} items, trials {n_a:2}/{n_b:<2}: false positives {out['fpr']:.2%} "
         f"(paired t {out['t_fpr']:.2%}); power at shift {shift:+.3f}: {out['power']:.2%} "

@@ -21,11 +21,13 @@ cost per success, planned from a paired pilot of both runs with log-normal costs
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
 from scipy.special import stdtrit
 
+from tests.stats._populations import jeffreys_noise
 from trialscore import Bank
 from trialscore.stats import (
     NonInferiorityPlan,
@@ -37,6 +39,7 @@ from trialscore.stats import (
 from trialscore.stats._compare import FLOOR_SHARE
 from trialscore.stats._effort import ItemTotals
 from trialscore.stats._plan import _item_rates, _shifted
+from trialscore.stats._ratio_compare import _matched_rows, shared_rows
 
 REPS = 20_000
 CHECKED = 25
@@ -45,10 +48,6 @@ DESIGNS = [
     (0.1, 0.7, 0.5, 3, 0.05, 1, 0.01),
     (0.05, 0.5, 0.3, 5, 0.025, 2, 0.0),
 ]
-
-
-def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
-    return (c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n)
 
 
 def passes(a: np.ndarray, b: np.ndarray, trials: int, margin: float, alpha: float) -> np.ndarray:
@@ -108,6 +107,37 @@ def cost_run(rng: np.random.Generator, rates: np.ndarray, level: np.ndarray, sca
     return ItemTotals(tuple(range(rates.size)), trials, rng.binomial(3, rates), cost, none, (), none)
 
 
+def test_a_plan_is_the_fewest_items_reaching_the_power() -> None:
+    """The search from the normal approximation ends where one item fewer falls short of the power."""
+    rng = np.random.default_rng(4)
+    pilots = [Bank.from_counts(np.full(30, 3), rng.binomial(3, rng.beta(2, 1, 30))) for _ in range(5)]
+    designs: list[dict[str, Any]] = [
+        *({"pass_rate": rate, "trials": trials} for rate in (0.02, 0.5, 0.9) for trials in (1, 4)),
+        *({"pilot": pilot} for pilot in pilots),
+    ]
+    searched = 0
+    for design in designs:
+        for margin, alpha, power in ((0.1, 0.05, 0.8), (0.03, 0.025, 0.9), (0.3, 0.1, 0.5)):
+            plan = plan_non_inferiority(margin, alpha=alpha, power=power, **design)
+            assert plan.feasible and plan.items >= 2 and plan.achieved_power >= power
+            if plan.items > 2:
+                fewer = {**design, "items": plan.items - 1, "trials": plan.trials}
+                assert plan_non_inferiority(margin, alpha=alpha, power=power, **fewer).achieved_power < power
+                searched += 1
+    assert searched >= 30
+
+
+def test_runs_of_the_same_ids_pair_as_by_lookup() -> None:
+    """The simulations' runs share their ids: paired row by row, the rows and ids the lookup gives."""
+    rng = np.random.default_rng(0)
+    for size in (0, 1, 2, 5, 40):
+        for ids in (tuple(range(size)), tuple(f"q{i}" for i in rng.permutation(size)), (1,) * size):
+            trials = [rng.integers(0, 3, size) * (rng.random(size) < 0.8) for _ in range(2)]
+            runs = [ItemTotals(ids, n, n, n * 1.0, n, (), n) for n in trials]
+            for got, expected in zip(shared_rows(*runs), _matched_rows(*runs), strict=True):
+                assert np.asarray(got).tolist() == np.asarray(expected).tolist()
+
+
 @pytest.mark.slow
 def test_cost_false_pass_at_the_margin_at_most_alpha() -> None:
     """The candidate costs exactly 1 + margin times as much per success: 'no more expensive' at most alpha."""
@@ -137,7 +167,11 @@ PILOT_REPS = 4000
 @pytest.mark.slow
 @pytest.mark.parametrize("design", PILOTS)
 def test_plans_from_a_pilot_reach_their_power(design: tuple[float, ...]) -> None:
-    """A pilot drawn from the population plans the design; the planned design, run once, passes ~80%."""
+    """A pilot drawn from the population plans the design; the planned design, run once, passes ~80%.
+
+    Each replication draws its pilot and its design's runs in turn; the verdicts of the designs of one
+    size are then read at once (each row's as alone: the same reductions along the row).
+    """
     margin, rate, spread, alpha, pilot_items_, pilot_trials_, paired, seed, excess = design
     pilot_items, pilot_trials = int(pilot_items_), int(pilot_trials_)
     shifted = _shifted(_item_rates(rate, spread), margin, -1.0)
@@ -147,6 +181,7 @@ def test_plans_from_a_pilot_reach_their_power(design: tuple[float, ...]) -> None
     good = bad = 0
     planned = []
     plans: dict[bytes, NonInferiorityPlan] = {}
+    ran: dict[int, list[np.ndarray]] = {}  # each planned design's three runs, by its items
     for rep in range(PILOT_REPS):
         rates = rng.beta(rate * size, (1 - rate) * size, pilot_items)
         runs = np.stack([rng.binomial(pilot_trials, rates) for _ in range(1 + bool(paired))], axis=1)
@@ -164,9 +199,15 @@ def test_plans_from_a_pilot_reach_their_power(design: tuple[float, ...]) -> None
         base = rng.binomial(pilot_trials, p)
         same = rng.binomial(pilot_trials, p)
         worse = rng.binomial(pilot_trials, np.clip(p + shifted.shift, 0.0, 1.0))
-        verdict = checked if rep < CHECKED else passes
-        good += int(verdict(base, same, pilot_trials, margin, alpha)[0])
-        bad += int(verdict(base, worse, pilot_trials, margin, alpha)[0])
+        if rep < CHECKED:  # the vectorized verdict is the library's
+            good += int(checked(base, same, pilot_trials, margin, alpha)[0])
+            bad += int(checked(base, worse, pilot_trials, margin, alpha)[0])
+        else:
+            ran.setdefault(plan.items, []).append(np.concatenate((base, same, worse)))
+    for runs_of_a_size in ran.values():  # the verdicts of the designs of one size at once, row by row
+        base, same, worse = np.stack(runs_of_a_size, axis=1)
+        good += int(passes(base, same, pilot_trials, margin, alpha).sum())
+        bad += int(passes(base, worse, pilot_trials, margin, alpha).sum())
     power, false_pass = good / PILOT_REPS, bad / PILOT_REPS
     error = math.sqrt(alpha * (1 - alpha) / PILOT_REPS)
     low, middle, high = np.percentile(planned, [5, 50, 95])

@@ -60,11 +60,12 @@ def bounds(items: int, value: float) -> tuple[float, float]:
 def exact_binary_coverage(metric: str, k: int, trials: int, items: int, value: float) -> float:
     """P(cover) when every item's value is 0 or 1 (c = 0 or c = N gives those values)."""
     covered = 0.0
+    chance = binom.pmf(np.arange(items + 1), items, value).tolist()
     for ones in range(items + 1):
         bank = Bank.from_counts([trials] * items, [trials] * ones + [0] * (items - ones))
         interval = item_interval(bank, metric, None if metric == "avg" else k)
         if interval.contains(value):
-            covered += float(binom.pmf(ones, items, value))
+            covered += chance[ones]
     return covered
 
 
@@ -76,19 +77,23 @@ def row_intervals(counts: np.ndarray, trials: int, metric: str, k: int | None) -
     interval of a histogram, as ``item_interval`` calls it.  Its mean is ``freq @ values / M`` in
     floats, not exactly rounded: equal to ``item_interval`` to 1e-12 (checked on sampled rows).
     """
-    items, states = counts.shape[1], np.arange(trials + 1)
-    n = np.full(trials + 1, trials)
+    reps, items, size = counts.shape[0], counts.shape[1], trials + 1
+    n, states = np.full(size, trials), np.arange(size)
     values = state_scores(n, states, metric, k)
     noise = state_noise_variances(n, states, metric, k, None)
-    histograms, inverse = np.unique((counts[:, :, None] == states).sum(axis=1), axis=0, return_inverse=True)
+    table = np.bincount((np.arange(reps)[:, None] * size + counts).ravel(), minlength=reps * size)
+    histograms, inverse = np.unique(table.reshape(reps, size), axis=0, return_inverse=True)
+    # per histogram: a value strictly between 0 and 1 held (then the trial noise may lift the ceiling)?
+    graded = ((histograms > 0) & (values != 0.0) & (values != 1.0)).any(axis=1).tolist()
+    per_trial, draws = 1.0 / n, 1 if k is None else k
     out = np.empty((len(histograms), 2))
     for row, histogram in enumerate(histograms):
         held = histogram > 0
         freq, held_values = histogram[held].astype(np.float64), values[held]
         mean = float(freq @ held_values) / items
-        ceiling = items**2 / ((1 if k is None else k) * float(freq @ (1.0 / n[held])))
+        ceiling = items**2 / (draws * float(freq @ per_trial[held]))
         theta = min(max(mean, 0.0), 1.0)
-        if k is not None and 0.0 < theta < 1.0 and not np.all((held_values == 0.0) | (held_values == 1.0)):
+        if k is not None and 0.0 < theta < 1.0 and graded[row]:
             trial_noise = float(freq @ noise[held]) / items
             if trial_noise > 0.0:
                 ceiling = max(ceiling, items * theta * (1.0 - theta) / trial_noise)

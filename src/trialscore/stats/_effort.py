@@ -60,6 +60,7 @@ for cost as an axis of agent evaluation.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -155,8 +156,9 @@ def item_totals(
             f"items, passed and values must be 1-D and of one length; got {len(keys)} items, "
             f"passed of shape {outcome.shape} and values of shape {quantity.shape}"
         )
-    if not np.isin(outcome, (0, 1)).all():
-        index = int(np.flatnonzero(~np.isin(outcome, (0, 1)))[0])
+    binary = (outcome == 0) | (outcome == 1)  # np.isin's answer, without its set-up
+    if not binary.all():
+        index = int(np.flatnonzero(~binary)[0])
         raise EvaluationError(
             f"passed must hold 0/1 outcomes; got {outcome[index].item()!r} at trial {index}"
         )
@@ -174,7 +176,7 @@ def item_totals(
             f"values must all be known with unknown='raise'; got NaN at trial {index} "
             f"({plural(int(missing.sum()), 'trial')} unknown)"
         )
-    order = {key: code for code, key in enumerate(dict.fromkeys(keys))}  # in order of first appearance
+    order = dict(zip(dict.fromkeys(keys), itertools.count()))  # codes in order of first appearance
     codes = np.fromiter(map(order.__getitem__, keys), dtype=np.int64, count=len(keys))
     size = len(order)
     known = ~missing
@@ -366,8 +368,10 @@ def per_success(
         else trial_floor(int(totals.trials.sum()))
     )
     interval = ratio_interval(totals.total[used], denominator, floor, level)
-    unknown_items = tuple(
-        key for key, count in zip(totals.ids, totals.unknown.tolist(), strict=True) if count
+    unknown_items = (
+        tuple(key for key, count in zip(totals.ids, totals.unknown.tolist(), strict=True) if count)
+        if totals.unknown_trials
+        else ()
     )
     notes = []
     if totals.unknown_trials:

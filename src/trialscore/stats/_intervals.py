@@ -432,8 +432,10 @@ def _histogram_interval(
     estimate = min(max(float(counts @ values) / units if mean is None else mean, 0.0), 1.0)
     binary = bool(np.all((values == 0.0) | (values == 1.0)))
     # 0/1 values: their variance is exactly theta(1 - theta); otherwise the unbiased sample variance.
-    squares = float(counts @ (values - estimate) ** 2)
-    spread = estimate * (1.0 - estimate) if binary else squares / max(units - 1, 1)
+    if binary:
+        spread = estimate * (1.0 - estimate)
+    else:
+        spread = float(counts @ (values - estimate) ** 2) / max(units - 1, 1)
     low, high, n_eff, quantile = _effective_wilson(estimate, spread, units, max_n, binary, level)
     se = (high - low) / (2.0 * quantile)
     return Interval(estimate, low, high, level, method, units, se, None, n_eff)

@@ -80,7 +80,24 @@ class PairedRatio(Record):
 def shared_rows(
     baseline: ItemTotals, candidate: ItemTotals
 ) -> tuple[np.ndarray, np.ndarray, tuple[Hashable, ...]]:
-    """Rows of the items both runs hold with a known quantity, and the ids only one of them holds."""
+    """Rows of the items both runs hold with a known quantity, and the ids only one of them holds.
+
+    Runs of the same unique ids in the same order (one suite run twice) pair row by row without a
+    lookup: the same rows and ids as :func:`_matched_rows`, several times faster.
+    """
+    ids = baseline.ids
+    if ids == candidate.ids and len(set(ids)) == len(ids):
+        both = (baseline.trials > 0) & (candidate.trials > 0)
+        rows = np.flatnonzero(both).astype(np.int64)
+        alone = tuple(key for key, paired in zip(ids, both.tolist(), strict=True) if not paired)
+        return rows, rows.copy(), alone
+    return _matched_rows(baseline, candidate)
+
+
+def _matched_rows(
+    baseline: ItemTotals, candidate: ItemTotals
+) -> tuple[np.ndarray, np.ndarray, tuple[Hashable, ...]]:
+    """:func:`shared_rows` of any two runs: each baseline id looked up among the candidate's."""
     held = (candidate.trials > 0).tolist()  # Python bools: cheaper to read one by one than NumPy's
     where = {key: row for row, key in enumerate(candidate.ids) if held[row]}
     held = (baseline.trials > 0).tolist()

@@ -112,7 +112,10 @@ def stdtrit(df: Any, p: Any) -> Any:
     >>> round(stdtrit(1, 0.975), 10), round(stdtrit(2, 0.975), 10), round(stdtrit(29, 0.975), 10)
     (12.7062047362, 4.3026527297, 2.0452296421)
     """
-    if np.ndim(df) == 0 and np.ndim(p) == 0 and float(df) == int(df) >= 1:
+    if type(df) is int and type(p) is float:  # the common call, answered without NumPy's checks
+        if 1 <= df <= _OWN_T_DF and _OWN_T[0] <= p <= _OWN_T[1]:
+            return _t_quantile(df, p)
+    elif np.ndim(df) == 0 and np.ndim(p) == 0 and float(df) == int(df) >= 1:
         if _OWN_T[0] <= float(p) <= _OWN_T[1] and int(df) <= _OWN_T_DF:
             return _t_quantile(int(df), float(p))
     return import_module("scipy.special").stdtrit(df, p)

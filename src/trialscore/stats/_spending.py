@@ -47,6 +47,8 @@ from trialscore.stats import _scipy
 __all__ = ["spending_bounds"]
 
 FloatArray = NDArray[np.float64]
+#: ``c -> (P(cross at this look, not before), a function giving its slope in c)``
+Crossing = Callable[[float], tuple[float, Callable[[], float]]]
 
 _NEVER = 40.0  # a boundary no standard normal statistic reaches (a look that spends nothing)
 _TOLERANCE = 1e-10  # relative error of the error spent at a look
@@ -62,37 +64,42 @@ def _simpson(low: float, high: float, grid: int) -> tuple[FloatArray, FloatArray
     return points, weights
 
 
-def _crossing(
-    points: FloatArray, mass: FloatArray, spread: float, root: float
-) -> Callable[[float], tuple[float, float]]:
-    """``c -> (P(cross at this look, not before), its slope in c)`` from the density's mass on ``points``."""
+def _crossing(points: FloatArray, mass: FloatArray, spread: float, root: float) -> Crossing:
+    """``c -> (P(cross at this look, not before), its slope in c)`` from the density's mass on ``points``.
+
+    The slope comes as a function, evaluated only when a Newton step needs it (not at the last ``c``).
+    """
     ndtr = _scipy.ndtr
     size = points.size
     both = np.concatenate((points, -points))  # the upper tail's points, then the lower's
 
-    def crossing(c: float) -> tuple[float, float]:
+    def crossing(c: float) -> tuple[float, Callable[[], float]]:
         scaled = (both - c * root) / spread  # (points - c root) / spread, then (-c root - points) / spread
         tails = ndtr(scaled)
-        value = float(mass @ (tails[:size] + tails[size:]))
-        heights = np.exp(scaled**2 / -2.0)
-        near = float(mass @ (heights[:size] + heights[size:]))
-        return value, -near * root / (spread * _ROOT_2PI)
+
+        def slope() -> float:
+            heights = np.exp(scaled**2 / -2.0)
+            near = float(mass @ (heights[:size] + heights[size:]))
+            return -near * root / (spread * _ROOT_2PI)
+
+        return float(mass @ (tails[:size] + tails[size:])), slope
 
     return crossing
 
 
-def _solve(crossing: Callable[[float], tuple[float, float]], target: float, start: float) -> float:
+def _solve(crossing: Crossing, target: float, start: float) -> float:
     """The ``c`` whose decreasing, convex ``crossing(c)`` (value and slope) equals ``target``.
 
     Newton's method from ``start``, kept inside a bracket that every step narrows.
     """
     low, high, c = 0.0, _NEVER, min(start, _NEVER)
     for _ in range(100):
-        value, slope = crossing(c)
+        value, slope_at = crossing(c)
         gap = value - target
         if abs(gap) <= _TOLERANCE * target or high - low < 1e-12:
             break
         low, high = (c, high) if gap > 0 else (low, c)
+        slope = slope_at()
         step = c - gap / slope if slope < 0 else math.nan
         c = step if low < step < high else 0.5 * (low + high)
     return c

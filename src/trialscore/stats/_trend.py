@@ -168,17 +168,20 @@ def _unpaired(
     banks: Sequence[Bank],
 ) -> tuple[int, tuple[float, float, float, int], tuple[float, float, float, int]]:
     """(items of the latest run, slope test, change test) on the run means, weighted least squares."""
-    means, variances = [], []
+    means, variances, scored_items = [], [], []
     for bank in banks:
         scored = bank.n > 0
-        rates = bank.c[scored] / bank.n[scored]
+        n, c = (bank.n, bank.c) if scored.all() else (bank.n[scored], bank.c[scored])
+        rates = c / n
         items = rates.size
         mean = float(rates.mean())
         spread = float(rates.var(ddof=1)) / items if items > 1 else 0.0
-        pooled = float(bank.c[scored].sum() / bank.n[scored].sum())
-        floor = pooled * (1 - pooled) / float(bank.n[scored].sum())
+        trials = n.sum()
+        pooled = float(c.sum() / trials)
+        floor = pooled * (1 - pooled) / float(trials)
         means.append(mean)
         variances.append(max(spread, floor, 1e-12))
+        scored_items.append(items)
     m, v = np.array(means), np.array(variances)
     x = np.arange(len(banks), dtype=float)
     w = 1 / v
@@ -190,10 +193,9 @@ def _unpaired(
     earlier = float(earlier_w @ m[:-1]) / float(earlier_w.sum())
     change = float(m[-1] - earlier)
     change_se = math.sqrt(float(v[-1]) + 1 / float(earlier_w.sum()))
-    items = int((banks[-1].n > 0).sum())
-    df = max(1, min(int((bank.n > 0).sum()) for bank in banks) - 1)
+    df = max(1, min(scored_items) - 1)
     return (
-        items,
+        scored_items[-1],
         (slope, slope_se, _p_value(slope, slope_se, df), df),
         (change, change_se, _p_value(change, change_se, df), df),
     )
