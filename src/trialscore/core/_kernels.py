@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from trialscore._validate import is_flag
+from trialscore.core._arrays import distinct
 from trialscore.core.hypergeometric import exact_expectation, hypergeom_expectation, log_choose_ratio_table
 from trialscore.errors import EvaluationError
 
@@ -69,7 +70,7 @@ def tau_threshold(tau: Tau | None, k: int) -> int:
 def _by_trials(n: IntArray, c: IntArray, table: StateTable) -> FloatArray:
     """Apply ``table(n_value, c_subset)`` to each group of states sharing ``n``."""
     out = np.empty(len(n))
-    for value in np.unique(n):
+    for value in distinct(n):
         rows = n == value
         out[rows] = table(int(value), c[rows])
     return out

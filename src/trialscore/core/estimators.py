@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore.core import TOP_LEVEL_ESTIMATORS
+from trialscore.core._arrays import distinct
 from trialscore.core._kernels import Tau
 from trialscore.core._kernels import tau_threshold as tau_threshold  # exported (see __all__)
 from trialscore.core.bank import Bank, CategoryBank, as_bank, checked_matrix, is_ragged
@@ -276,7 +277,7 @@ def pass_curve(R: ArrayLike | Bank, k_max: int | None = None) -> PassCurve:
     at = np.zeros(k_max)
     hat = np.zeros(k_max)
     step = max(1, CHUNK_CELLS // (k_max + 1))
-    for value in np.unique(n):
+    for value in distinct(n):
         rows = np.flatnonzero(n == value)
         for start in range(0, rows.size, step):
             chunk = rows[start : start + step]

@@ -61,6 +61,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from trialscore._record import Record
 from trialscore._validate import check_choice, check_integer, check_probability
+from trialscore.core._arrays import distinct
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats._grades import GradeTable, grade_table
 from trialscore.stats._intervals import normal_quantile
@@ -392,7 +393,7 @@ def _coded(values: FloatArray, item_index: IndexArray, scale: str) -> _Coded:
             needed=2,
             got=item_count,
         )
-    domain = np.unique(values[~np.isnan(values)])
+    domain = distinct(values[~np.isnan(values)])
     codes = np.where(np.isnan(values), -1, np.searchsorted(domain, np.nan_to_num(values))).astype(np.int64)
     counts = np.stack([(codes == c).sum(axis=1) for c in range(domain.size)], axis=1).astype(np.float64)
     graded = counts.sum(axis=1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from trialscore.core._arrays import distinct
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import state_scores
@@ -56,7 +57,7 @@ def state_noise_variances(
         out: FloatArray = (c + 0.5) * (n - c + 0.5) / ((n + 1.0) * (n + 2.0) * n)
         return out
     out = np.empty(n.size)
-    for trials in np.unique(n).tolist():
+    for trials in distinct(n).tolist():
         rows = np.flatnonzero(n == trials)
         values = state_scores(np.full(trials + 1, trials), np.arange(trials + 1), resolved, k, tau)
         step = max(1, CHUNK_CELLS // (trials + 1))

@@ -49,6 +49,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from trialscore._validate import check_integer, check_values
+from trialscore.core._arrays import distinct
 from trialscore.core._kernels import Tau
 from trialscore.core.estimators import state_scores
 from trialscore.core.metrics import Metric, MetricLike, resolve_metric
@@ -146,7 +147,7 @@ class Resplit:
 def _value_tables(n: IntArray, metric: Metric, k: int | None, tau: Tau | None) -> dict[int, FloatArray]:
     """The metric's per-item value at every count ``0..n`` of each distinct trial count ``n``."""
     tables = {}
-    for trials in np.unique(n).tolist():
+    for trials in distinct(n).tolist():
         successes = np.arange(trials + 1)
         tables[trials] = state_scores(np.full(trials + 1, trials), successes, metric, k, tau)
     return tables
