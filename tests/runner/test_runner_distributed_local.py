@@ -283,3 +283,72 @@ def test_a_target_with_process_isolation_runs_each_call_in_a_process_of_its_work
     assert all(record.verdict in ("pass", "fail") for record in report.records), report.records[0].error
     pids = [pid for pid, _, _ in calls(tmp_path)]
     assert len(set(pids)) == 4 and os.getpid() not in pids  # a process of its own for each call
+
+
+SLEEPER = """
+import os, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def answer(case, seed):
+    try:  # the first call says its process id and sleeps; the call issued again returns
+        os.close(os.open(os.path.join(HERE, "slept"), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return "yes"
+    with open(os.path.join(HERE, "call.pid"), "w") as out:
+        out.write(str(os.getpid()))
+    time.sleep(600)
+    return "late"
+"""
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_process_isolated_call_ends_with_its_killed_worker(tmp_path: Path) -> None:
+    (tmp_path / "agent.py").write_text(SLEEPER)
+    document = {
+        "name": "orphans",
+        "targets": [{"name": "a", "type": "python", "callable": "agent.py:answer", "isolation": "process"}],
+        "cases": [{"id": "c", "input": "q", "expected": "yes"}],
+        "graders": [{"type": "exact"}],
+        "execution": {"trials": {"count": 1}, "timeout_s": 900},
+    }
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(yaml.safe_dump(document, sort_keys=False))
+    args = ["run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress", "--workers", "1"]
+    run = subprocess.Popen(
+        [sys.executable, "-m", "trialscore", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    call = 0
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "call.pid").exists() or not (tmp_path / "call.pid").read_text():
+            assert run.poll() is None, run.communicate()
+            assert time.monotonic() < deadline, "hung: the call never started"
+            time.sleep(0.05)
+        call = int((tmp_path / "call.pid").read_text())
+        worker = _parent(_parent(call))  # the call's parent is the worker's forkserver
+        os.kill(worker, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while _running(call):
+            assert time.monotonic() < deadline, "the call outlived the worker that started it"
+            time.sleep(0.05)
+        _, err = run.communicate(timeout=120)  # the unit issued again to a new worker returns
+        assert run.returncode == 0, err
+    finally:
+        for pid in (call, run.pid):
+            if pid and _running(pid):
+                os.kill(pid, signal.SIGKILL)

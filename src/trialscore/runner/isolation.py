@@ -13,7 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import multiprocessing
+import os
+import select
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -48,14 +52,42 @@ def process_context(preload: Sequence[str]) -> SpawnContext | ForkServerContext:
     return context
 
 
+def _end_with(requester: int) -> None:
+    """Kill this process when process ``requester`` ends (Linux: a thread waits on its pidfd).
+
+    A call's process is not a child of the process that asked for it (the forkserver forked it), so
+    the parent-death signal cannot tie them; a worker killed mid-call would leave it running.
+    """
+    try:
+        watched = os.pidfd_open(requester)
+    except ProcessLookupError:  # it ended before the call began
+        os.kill(os.getpid(), signal.SIGKILL)
+    except (OSError, AttributeError):  # no pidfd (an old kernel, another system): not watched
+        return
+
+    def wait() -> None:
+        select.select([watched], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=wait, name="trialscore-requester", daemon=True).start()
+
+
 def _child(
-    out: Connection, reference: str, directory: str, where: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    out: Connection,
+    requester: int,
+    reference: str,
+    directory: str,
+    where: str,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> None:
-    """In the call's process: import the callable, call it, send ``(ok, value or message)`` back."""
+    """In the call's process: import the callable, call it, send ``(ok, value or message)`` back;
+    killed when ``requester`` (the process that asked for the call) ends."""
     import inspect
 
     from trialscore.runner.imports import load_callable
 
+    _end_with(requester)
     try:
         fn = load_callable(reference, Path(directory), where)
         out.send(_STARTED)  # the call's own clock starts now, not when the process was asked for
@@ -87,7 +119,7 @@ async def call_in_process(
     context = process_context([__name__, "trialscore.runner.imports"])  # imported once, by the server
     receive, send = context.Pipe(duplex=False)
     process = context.Process(
-        target=_child, args=(send, reference, str(directory), where, args, kwargs), daemon=True
+        target=_child, args=(send, os.getpid(), reference, str(directory), where, args, kwargs), daemon=True
     )
     process.start()
     send.close()
