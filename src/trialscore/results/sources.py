@@ -91,6 +91,7 @@ class ParquetFiles:
     fetched: list[int] = field(default_factory=lambda: [0])
     _dataset: Any = None
     _uniform: bool | None = None
+    _chunks: dict[str, tuple[int, bool]] | None = None
 
     @property
     def remote(self) -> bool:
@@ -165,15 +166,8 @@ class ParquetFiles:
         for a remote dataset, the bytes fetched so far."""
         if self.remote:
             return self.fetched[0]
-        if not columns:
-            return 0
-        files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
-        wanted = ", ".join(quote_literal(name) for name in columns)
-        ((total,),) = con.execute(
-            f"SELECT coalesce(sum(total_compressed_size), 0) FROM parquet_metadata({files}) "
-            f"WHERE path_in_schema IN ({wanted})"
-        ).fetchall()
-        return int(total)
+        chunks = self._column_chunks(con)
+        return sum(chunks[name][0] for name in set(columns) if name in chunks)
 
     def never_null(self, con: duckdb.DuckDBPyConnection) -> frozenset[str]:
         """The columns whose Parquet statistics show no null in any row group of any local file.
@@ -184,15 +178,23 @@ class ParquetFiles:
         """
         if self.remote:
             return frozenset()
-        files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
-        rows = con.execute(
-            f"WITH chunks AS (SELECT * FROM parquet_metadata({files})) "
-            "SELECT path_in_schema FROM chunks GROUP BY path_in_schema "
-            "HAVING count(*) = (SELECT count(DISTINCT (file_name, row_group_id)) FROM chunks) "
-            "AND bool_and(coalesce(stats_null_count = 0, false))"
-        ).fetchall()
         keys = {match[1] for path in self.paths for match in _KEY.finditer(path)} if self.hive else set()
-        return frozenset(row[0] for row in rows) - keys
+        return frozenset(name for name, (_, free) in self._column_chunks(con).items() if free) - keys
+
+    def _column_chunks(self, con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, bool]]:
+        """Per column path of the local files' footers (read once): the bytes of its column chunks, and
+        whether every row group of every file has it with statistics showing no null."""
+        if self._chunks is None:
+            files = "[" + ", ".join(quote_literal(path) for path in self.paths) + "]"
+            rows = con.execute(
+                f"WITH chunks AS (SELECT * FROM parquet_metadata({files})) "
+                "SELECT path_in_schema, coalesce(sum(total_compressed_size), 0), "
+                "count(*) = (SELECT count(DISTINCT (file_name, row_group_id)) FROM chunks) "
+                "AND bool_and(coalesce(stats_null_count = 0, false)) "
+                "FROM chunks GROUP BY path_in_schema"
+            ).fetchall()
+            self._chunks = {str(path): (int(size), bool(free)) for path, size, free in rows}
+        return self._chunks
 
     def locate(self, con: duckdb.DuckDBPyConnection) -> Callable[[int], str]:
         """Name the 0-based row ``index`` of the table by its file and row (a single file: its row)."""
