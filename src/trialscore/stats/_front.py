@@ -130,6 +130,13 @@ def _shared_rows(runs: Mapping[str, ItemTotals]) -> tuple[dict[str, NDArray[np.i
     return rows, len(everything) - len(common)
 
 
+def _outcomes(totals: ItemTotals, picked: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The ``picked`` items' trials with an outcome and their passes, known cost or not."""
+    n = totals.trials[picked] + totals.unknown[picked]
+    c = totals.successes[picked] + totals.unknown_successes[picked]
+    return n, c
+
+
 def _columns(
     runs: Mapping[str, ItemTotals], rows: Mapping[str, NDArray[np.int64]]
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
@@ -138,8 +145,7 @@ def _columns(
     parts = []
     for name, totals in runs.items():
         picked = rows[name]
-        n = totals.trials[picked] + totals.unknown[picked]
-        c = totals.successes[picked] + totals.unknown_successes[picked]
+        n, c = _outcomes(totals, picked)
         parts.append((c / n, totals.total[picked], totals.trials[picked].astype(np.float64)))
     rates, costs, tried = (np.column_stack(column) for column in zip(*parts, strict=True))
     return rates, costs, tried
@@ -204,8 +210,7 @@ def cost_success_front(
     figures = []
     for column, name in enumerate(names):
         totals, picked = runs[name], rows[name]
-        n = totals.trials[picked] + totals.unknown[picked]
-        c = totals.successes[picked] + totals.unknown_successes[picked]
+        n, c = _outcomes(totals, picked)
         solved = totals.successes[picked]
         floor = trial_floor(int(tried[:, column].sum()))
         figures.append(
