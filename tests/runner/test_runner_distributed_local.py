@@ -18,6 +18,7 @@ import yaml
 from _distributed import calls, make_suite, outcomes, run, stored
 from typer.testing import CliRunner
 
+from tests.processes import alive, parent
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 from trialscore.runner.distributed.controller import MAX_LOSSES
@@ -303,18 +304,6 @@ def answer(case, seed):
 """
 
 
-def _parent(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-
-
-def _running(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie waiting to be reaped is not)."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
 def test_a_process_isolated_call_ends_with_its_killed_worker(tmp_path: Path) -> None:
@@ -340,15 +329,15 @@ def test_a_process_isolated_call_ends_with_its_killed_worker(tmp_path: Path) -> 
             assert time.monotonic() < deadline, "hung: the call never started"
             time.sleep(0.05)
         call = int((tmp_path / "call.pid").read_text())
-        worker = _parent(_parent(call))  # the call's parent is the worker's forkserver
+        worker = parent(parent(call))  # the call's parent is the worker's forkserver
         os.kill(worker, signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while _running(call):
+        while alive(call):
             assert time.monotonic() < deadline, "the call outlived the worker that started it"
             time.sleep(0.05)
         _, err = run.communicate(timeout=120)  # the unit issued again to a new worker returns
         assert run.returncode == 0, err
     finally:
         for pid in (call, run.pid):
-            if pid and _running(pid):
+            if pid and alive(pid):
                 os.kill(pid, signal.SIGKILL)

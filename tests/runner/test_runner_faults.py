@@ -27,6 +27,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.forks import HELPERS, RUNNER, Forks
+from tests.processes import alive
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
 
@@ -279,15 +280,6 @@ def test_redact_hides_credential_header_values(text: str, kept: str) -> None:
 
 
 # ---------------------------------------------------------------- 14: programs that start children
-
-
-def alive(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its reaper counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def wait_gone(pids: list[int], seconds: float = 10) -> list[int]:
