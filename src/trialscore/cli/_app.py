@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from trialscore.cli._coercion import Commands
 from trialscore.terminal import stderr_console, stdout_console
 
 __all__ = [
@@ -39,7 +40,9 @@ EXIT_STORE_FAILED = 74
 #: Exit status of an interrupted run (128 + SIGINT).
 EXIT_INTERRUPTED = 130
 
+
 app = typer.Typer(
+    cls=Commands,
     name="trialscore",
     help="Score non-deterministic evaluations: pass@k, pass^k, G-Pass@k, Bayes@N.",
     no_args_is_help=True,

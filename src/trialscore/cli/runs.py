@@ -14,12 +14,14 @@ import typer
 
 from trialscore._words import plural
 from trialscore.cli._app import app
+from trialscore.cli._coercion import Commands
 from trialscore.cli._options import JSON_VERSION, FormatOpt, OutputFormat, bad_input
 from trialscore.cli._render import Report, Section, render
 
 __all__ = ["runs_app"]
 
 runs_app = typer.Typer(
+    cls=Commands,
     name="runs",
     help="The run store as history: list the runs, or 'runs show RUN_ID' for one run.",
     no_args_is_help=False,
