@@ -271,7 +271,6 @@ def score_extras(
     level: float,
 ) -> Extras:
     """What ``score`` adds: the human-label figures, or the judge-only mark; the judge noise split."""
-    from trialscore.results.judge_split import judge_splits
     from trialscore.results.judged import JUDGE_ONLY, judged_inputs, trial_records
 
     _one_verdict(read, human is not None)
@@ -284,6 +283,8 @@ def score_extras(
         extras.footer.append(
             f"{JUDGE_ONLY} (score --human LABELS corrects it; trialscore label draws the sample)"
         )
+    from trialscore.results.judge_split import judge_splits
+
     records = [record for source in inputs for record in (trial_records(source) or ("", []))[1]]
     splits = judge_splits(records)
     extras.payload["judge_noise"] = [

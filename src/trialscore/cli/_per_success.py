@@ -141,11 +141,11 @@ def per_success_groups(
     counts: ItemCounts, specs: Sequence[MetricSpec], level: float
 ) -> dict[str, GroupPerSuccess]:
     """Each group's entries of the metrics of trial values among ``specs`` (counts read with detail)."""
-    from trialscore.results.per_success import group_trials
-
     valued = [spec for spec in specs if spec.metric.needs == "trial values"]
     if not valued:
         return {}
+    from trialscore.results.per_success import group_trials
+
     return {
         group.label: GroupPerSuccess(group, tuple(score_per_success(group, spec, level) for spec in valued))
         for group in group_trials(counts)

@@ -182,12 +182,15 @@ def score(
     Example: trialscore score runs.jsonl --by target,category --k 1,5 --metric pass@k,pass^k --format json
     """
     with bad_input():
-        from trialscore.results.per_success import FIELDS
         from trialscore.results.scorecard import metric_specs, score_group
 
         groups_by = split(by)
-        valued = needs_detail(split(metric))
-        counts = read_counts(files, groups_by, read, detail=FIELDS if valued else False)
+        detail: tuple[str, ...] | bool = False
+        if needs_detail(split(metric)):  # per-success metrics: each trial's cost, latency, tokens or steps
+            from trialscore.results.per_success import FIELDS
+
+            detail = FIELDS
+        counts = read_counts(files, groups_by, read, detail=detail)
         ks = parse_ks(k) or default_ks(counts)
         specs = metric_specs(split(metric), ks, tau, trial_values=True, pass_hat_k=pass_hat_k.value)
         counted = [spec for spec in specs if spec.metric.needs == "counts"]
