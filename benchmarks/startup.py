@@ -4,9 +4,10 @@ Writes a 200-row trial file (20 cases x 10 trials, 0/1 outcomes, one target) and
 of ``--repeat`` fresh processes each:
 
 * the floor: ``python -c "import numpy"`` (interpreter start and NumPy);
-* the libraries every command needs: ``python -c "import numpy, duckdb, typer, rich, pydantic"``;
-* the same with the modules Typer itself loads to run a command (``typer.main``, and
-  ``typer._adapters``, which imports Pydantic's ``TypeAdapter`` machinery);
+* the libraries every command needs: ``python -c "import numpy, duckdb, typer, rich"`` (Pydantic is
+  not among them: Typer 0.29 would import it to coerce each value, ``cli/_coercion`` does that
+  without it);
+* the same with the modules Typer itself loads to run a command (``typer.main``, ``rich.console``);
 * the same with a DuckDB database started (every reading starts one);
 * ``trialscore score``'s module imported (the libraries and trialscore's modules it loads), and the
   same with Typer parsing ``score FILE --k 1`` while the command itself does nothing: the two
@@ -45,9 +46,9 @@ from pathlib import Path
 #: ``trialscore score``'s module imported (the libraries and trialscore's modules it loads) and a
 #: DuckDB database started, as every reading does: no argument parsed, no file read.
 _IMPORTED = "import duckdb, trialscore.cli.score; duckdb.connect()"
-#: The same, then Typer builds the command and parses ``score FILE --k 1`` (Typer 0.29 builds a
-#: Pydantic ``TypeAdapter`` for each of its parameters) with the command's own work a no-op: what
-#: ``trialscore score`` costs before trialscore reads a row.
+#: The same, then Typer builds the command and parses ``score FILE --k 1`` (each value coerced by
+#: ``cli/_coercion``) with the command's own work a no-op: what ``trialscore score`` costs before
+#: trialscore reads a row.
 _PARSED = """
 import functools, sys
 import duckdb, trialscore.cli.score
@@ -86,20 +87,21 @@ def main() -> None:
         path.write_text("".join(json.dumps(row) + "\n" for row in rows))
         cases = {
             'python -c "import numpy"': [sys.executable, "-c", "import numpy"],
-            "import numpy, duckdb, typer, rich, pydantic": [
-                sys.executable,
-                "-c",
-                "import numpy, duckdb, typer, rich, pydantic",
-            ],
+            "import numpy, duckdb, typer, rich": [sys.executable, "-c", "import numpy, duckdb, typer, rich"],
             "... and the modules Typer loads to run a command": [
                 sys.executable,
                 "-c",
-                "import numpy, duckdb, typer, rich, pydantic, typer._adapters, typer.main, rich.console",
+                "import numpy, duckdb, typer, rich, typer.main, rich.console",
             ],
             "... and a DuckDB database started": [
                 sys.executable,
                 "-c",
-                "import numpy, duckdb, typer, rich, pydantic, typer._adapters, typer.main, rich.console; "
+                "import numpy, duckdb, typer, rich, typer.main, rich.console; duckdb.connect()",
+            ],
+            "... and Pydantic (as Typer's own coercion would import it)": [
+                sys.executable,
+                "-c",
+                "import numpy, duckdb, typer, rich, typer.main, rich.console, typer._adapters; "
                 "duckdb.connect()",
             ],
             "... and trialscore's score command imported": [sys.executable, "-c", _IMPORTED],
