@@ -18,7 +18,7 @@ from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 from tests.stats._weights import resample_weights
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import agreement, grade_table, judge_agreement
-from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded
+from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded, _per_item
 from trialscore.stats._resampling import item_weights
 
 TOLERANCE = 1e-12
@@ -245,6 +245,19 @@ def test_the_bootstrap_core_is_the_public_function() -> None:
     weights = resample_weights(np.random.default_rng(7), 20_000, 40)
     assert (weights.sum(axis=1) == 40).all()
     assert abs(weights.mean(axis=0) - 1).max() < 0.04 and abs(weights.var(axis=0) - 0.975).max() < 0.06
+
+
+def test_item_sums_add_each_items_units_in_order_as_add_at_does() -> None:
+    # The figures' item sums (one bincount) are np.add.at's to the bit: units in order, from 0.0.
+    rng = np.random.default_rng(12)
+    for units, items, width in ((0, 3, 4), (1, 1, 1), (300, 100, 7), (250, 40, 1000), (500, 7, 3)):
+        features = rng.standard_normal((units, width)) * 10.0 ** rng.integers(-8, 9, (units, width))
+        features[rng.random(features.shape) < 0.05] = -0.0
+        item_index = rng.integers(0, items, units)
+        expected = np.zeros((items, width))
+        np.add.at(expected, item_index, features)
+        got = _per_item(features, item_index, items)
+        assert got.dtype == np.float64 and got.tobytes() == expected.tobytes()
 
 
 @pytest.mark.slow

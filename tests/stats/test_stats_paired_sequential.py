@@ -18,7 +18,7 @@ from scipy.stats import multivariate_normal, norm
 from tests.stats.test_compare_simulation import check_against_library, vectorized_verdicts
 from trialscore.errors import EvaluationError
 from trialscore.stats._paired_sequential import Draw, PairedDesign, SequentialComparison, verdicts
-from trialscore.stats._spending import spending_bounds
+from trialscore.stats._spending import _simpson, spending_bounds
 
 Rates = NDArray[np.float64]
 REGRESSION, IMPROVEMENT, NO_DIFFERENCE = 0, 1, 2
@@ -65,6 +65,16 @@ def test_the_boundaries_spend_alpha_as_the_bivariate_normal_says() -> None:
     assert abs(crossed - 0.05) < 3 * math.sqrt(0.05 * 0.95 / 200_000)  # within 3 MC standard errors (0.15 pt)
     with pytest.raises(EvaluationError, match=re.escape("information must be increasing and positive")):
         spending_bounds([1.0, 1.0], 0.05)
+
+
+def test_the_integration_grid_is_linspaces_to_the_bit() -> None:
+    """The boundaries' grid points are np.linspace's, a step that underflows to 0 included."""
+    rng = np.random.default_rng(9)
+    spans = [(-float(x), float(x)) for x in rng.uniform(0, 60, 200)]
+    spans += [(0.0, 5e-324), (-1e-310, 1e-310), (1.5, 1.5), (-3.0, 7.25), (-1e300, 1e300)]
+    for low, high in spans:
+        for grid in (3, 101, 200):
+            assert _simpson(low, high, grid)[0].tobytes() == np.linspace(low, high, grid).tobytes()
 
 
 def _mixes() -> dict[str, tuple[Rates, Rates, NDArray[np.int64]]]:

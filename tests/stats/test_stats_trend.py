@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -32,11 +34,18 @@ def _history(
     return banks, ids
 
 
-def _alarm_rate(seed: int, histories: int, paired: bool, **kwargs: float | bool) -> float:
+@functools.cache
+def _histories(
+    seed: int, histories: int, slope: float = 0.0, fresh: bool = False
+) -> tuple[tuple[list[Bank], list[list[int]]], ...]:
+    """The seeded histories, drawn once: the paired and the same-items null tests read the same ones."""
     rng = np.random.default_rng(seed)
+    return tuple(_history(rng, slope, fresh) for _ in range(histories))
+
+
+def _alarm_rate(seed: int, histories: int, paired: bool, **kwargs: float | bool) -> float:
     alarms = 0
-    for _ in range(histories):
-        banks, ids = _history(rng, **kwargs)  # type: ignore[arg-type]
+    for banks, ids in _histories(seed, histories, **kwargs):  # type: ignore[arg-type]
         alarms += history_trend(banks, ids if paired else None, alpha=ALPHA).verdict != "stable"
     return alarms / histories
 

@@ -155,9 +155,15 @@ class JudgeAgreement(Record):
 
 
 def _per_item(features: FloatArray, item_index: IndexArray, items: int) -> FloatArray:
-    """Sum of per-unit feature rows over each item's units: items x features."""
-    out = np.zeros((items, features.shape[1]))
-    np.add.at(out, item_index, features)
+    """Sum of per-unit feature rows over each item's units: items x features.
+
+    One ``bincount`` over (item, feature) cells adds each cell's units in unit order from 0.0, as
+    ``np.add.at`` does (the same sums to the bit), at a fraction of its cost.
+    """
+    width = features.shape[1]
+    cells = (item_index[:, None] * width + np.arange(width)).ravel()
+    sums = np.bincount(cells, weights=features.ravel(), minlength=items * width)
+    out: FloatArray = sums.reshape(items, width).astype(np.float64, copy=False)  # no units: int zeros
     return out
 
 
