@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 
 runner = CliRunner()

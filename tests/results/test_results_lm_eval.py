@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 from _big_logs import big_lm_eval, lm_eval_truth
 from _readers import reading_peak
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format

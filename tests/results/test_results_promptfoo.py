@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from _big_logs import big_promptfoo, promptfoo_truth
 from _readers import by_item, reading_peak
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format
