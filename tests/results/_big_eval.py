@@ -15,6 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+#: The error of an errored sample.
+ERROR = "RuntimeError('the sandbox died')"
+
 
 def small_log(log_dir: Path) -> Path:
     """A 2-sample, 1-epoch eval written by inspect_ai with mockllm (no network)."""
@@ -69,42 +72,45 @@ def big_log(
     rng = random.Random(seed)
     letters = "abcdefghijklmnopqrstuvwxyz      .,"
     to_letters = bytes(ord(letters[byte % len(letters)]) for byte in range(256))  # random bytes -> text
-    summaries: list[dict[str, Any]] = []
+    summaries: list[str] = []  # each sample's summary as JSON
+    summary_json = _dumper(summary, ("id", "epoch", "error", "scores"))
     sample_json = _dumper(sample, ("id", "epoch", "scores", "error", "messages"))
     messages = "".join(json.dumps(message) + ", " for message in sample["messages"])  # the template's, once
+    # the JSON of an outcome's scores, its summary's error and its sample's error (three outcomes)
+    outcomes = {
+        value: (
+            json.dumps({} if value is None else {"match": {**summary["scores"]["match"], "value": value}}),
+            json.dumps(None if value else ERROR),
+            json.dumps(None if value else {"message": ERROR, "traceback": "", "traceback_ansi": ""}),
+        )
+        for value in ("C", "I", None)
+    }
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as log:
         log.writestr("_journal/start.json", start)
         for epoch in range(1, epochs + 1):
             for index, name in enumerate(ids):
-                value = outcome(index, epoch, seed)
-                # a shallow copy: only top-level keys are set, the shared rest is only serialised
-                entry = dict(
-                    summary, id=name, epoch=epoch, error=None if value else "RuntimeError('the sandbox died')"
-                )
-                entry["scores"] = (
-                    {} if value is None else {"match": {**summary["scores"]["match"], "value": value}}
-                )
-                summaries.append(entry)
-                error = None if value else {"message": entry["error"], "traceback": "", "traceback_ansi": ""}
+                scores, summary_error, sample_error = outcomes[outcome(index, epoch, seed)]
+                varying = {"id": json.dumps(name), "epoch": json.dumps(epoch), "scores": scores}
+                summaries.append(summary_json({**varying, "error": summary_error}))
                 text = rng.randbytes(transcript_chars).translate(to_letters).decode("ascii")
                 reply = {"role": "assistant", "content": text, "source": "generate"}
-                varying = {
-                    "id": json.dumps(name),
-                    "epoch": json.dumps(epoch),
-                    "scores": json.dumps(entry["scores"]),
-                    "error": json.dumps(error),
-                    "messages": f"[{messages}{json.dumps(reply)}]",  # [*sample["messages"], reply]
-                }
+                varying["error"] = sample_error
+                varying["messages"] = f"[{messages}{json.dumps(reply)}]"  # [*sample["messages"], reply]
                 log.writestr(f"samples/{name}_epoch_{epoch}.json", sample_json(varying))
         chunk = 5000
         for part, first in enumerate(range(0, len(summaries), chunk), start=1):
-            log.writestr(f"_journal/summaries/{part}.json", json.dumps(summaries[first : first + chunk]))
+            log.writestr(f"_journal/summaries/{part}.json", _json_list(summaries[first : first + chunk]))
         if not journal_only:
-            log.writestr("summaries.json", json.dumps(summaries))
+            log.writestr("summaries.json", _json_list(summaries))
             if reductions is not None:
                 log.writestr("reductions.json", reductions)
             log.writestr("header.json", json.dumps(header))
     return out
+
+
+def _json_list(texts: list[str]) -> str:
+    """``json.dumps`` of a list whose elements' JSON texts are ``texts``."""
+    return "[" + ", ".join(texts) + "]"
 
 
 def _dumper(template: dict[str, Any], keys: tuple[str, ...]) -> Callable[[dict[str, str]], str]:

@@ -1,5 +1,5 @@
 """Shared by the reader tests: per-item counts as a dict, ``score -f json`` run in-process, and the
-peak memory of a child process that reads a file."""
+peak memory of child processes that read files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from typer.testing import CliRunner
-
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 
 runner = CliRunner()
@@ -41,23 +40,33 @@ def pass1(report: dict[str, Any]) -> dict[str, float]:
     }
 
 
-_READ = """
-import resource, sys
+#: A fresh Python that imports the readers once, then reads each file in a fork of its own (a fork
+#: starts from the same memory, so the forks' peaks differ by what their readings took).
+_READS = """
+import os, resource, sys
 from trialscore.results.readers import read_counts
-counts = read_counts([sys.argv[1]], by=tuple(filter(None, sys.argv[2].split(","))))
-print(counts.stats.rows_read, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+by = tuple(filter(None, sys.argv[1].split(",")))
+for path in sys.argv[2:]:
+    if os.fork() == 0:
+        counts = read_counts([path], by=by)
+        print(counts.stats.rows_read, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True)
+        os._exit(0)
+    _, status = os.wait()
+    if status:
+        sys.exit(f"reading {path} failed")
 """
 
 
-def reading_peak(path: Path, by: tuple[str, ...] = ()) -> tuple[int, float]:
-    """(rows read, peak RSS in MB) of a fresh Python that reads ``path`` with ``read_counts`` (``by``)."""
+def reading_peaks(*paths: Path, by: tuple[str, ...] = ()) -> list[tuple[int, float]]:
+    """(rows read, peak RSS in MB) of each of ``paths`` read with ``read_counts`` (``by``) in a child
+    process of its own: forks of one fresh Python that imported the readers."""
     done = subprocess.run(
-        [sys.executable, "-c", _READ, str(path), ",".join(by)],
+        [sys.executable, "-c", _READS, ",".join(by), *map(str, paths)],
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    rows, peak = done.stdout.split()
-    return int(rows), int(peak) / 1024
+    found = (line.split() for line in done.stdout.splitlines())
+    return [(int(rows), int(peak) / 1024) for rows, peak in found]

@@ -18,8 +18,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from _scale import counts_data, trial_table, write_parquet
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.core.metrics import Metric, metric_names, resolve_metric
 from trialscore.errors import EvaluationError, MissingColumnError

@@ -16,9 +16,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from _big_logs import big_lm_eval, lm_eval_truth
-from _readers import reading_peak
-from typer.testing import CliRunner
+from _readers import reading_peaks
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format
@@ -212,6 +212,6 @@ def test_a_samples_file_is_read_one_line_at_a_time_not_whole(tmp_path):
     big = big_lm_eval(tmp_path / "big" / "model-a", 2000, text_chars=32_000)
     small = big_lm_eval(tmp_path / "small" / "model-a", 2000, text_chars=10)
     size = sum(path.stat().st_size for path in big.iterdir()) / 2**20
-    (rows, peak), (small_rows, small_peak) = reading_peak(big), reading_peak(small)
+    (rows, peak), (small_rows, small_peak) = reading_peaks(big, small)
     assert rows == small_rows == 2000 and size > 60
     assert peak - small_peak < size / 4, (peak, small_peak, size)

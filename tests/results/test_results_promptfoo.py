@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from _big_logs import big_promptfoo, promptfoo_truth
-from _readers import by_item, reading_peak
-from typer.testing import CliRunner
+from _readers import by_item, reading_peaks
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format
@@ -209,7 +209,7 @@ def test_a_document_is_read_one_result_at_a_time_not_whole(tmp_path):
     small = big_promptfoo(tmp_path / "small.json", 2000, text_chars=10)
     size = big.stat().st_size / 2**20
     by = ("target", "scorer")
-    (rows, peak), (small_rows, small_peak) = reading_peak(big, by), reading_peak(small, by)
+    (rows, peak), (small_rows, small_peak) = reading_peaks(big, small, by=by)
     assert rows == small_rows > 5900 and size > 60
     assert peak - small_peak < size / 4, (peak, small_peak, size)
 

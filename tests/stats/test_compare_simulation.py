@@ -184,12 +184,14 @@ def resplit_verdicts(
         pmf = summed
     cdf = np.cumsum(pmf, axis=1)
     observed = c_b.sum(axis=1)
-    uniform = rng.random((reps, resplits))
-    p = np.empty(reps)
-    for rep in range(reps):
-        sims = np.searchsorted(cdf[rep], uniform[rep] * cdf[rep, -1], side="right")
-        low, high = np.sum(sims <= observed[rep]), np.sum(sims >= observed[rep])
-        p[rep] = min(1.0, 2 * (1 + min(low, high)) / (1 + resplits))
+    draws = rng.random((reps, resplits)) * cdf[:, -1:]
+    # a re-split's passes (the draw's place in the CDF) are at most the observed ones where the CDF at
+    # them is above the draw, at least them where the CDF one below them is at most the draw
+    rows = np.arange(reps)
+    below = np.where(observed > 0, cdf[rows, np.maximum(observed - 1, 0)], -np.inf)
+    low = np.count_nonzero(draws < cdf[rows, observed][:, None], axis=1)
+    high = np.count_nonzero(draws >= below[:, None], axis=1)
+    p = np.minimum(1.0, 2 * (1 + np.minimum(low, high)) / (1 + resplits))
     codes: np.ndarray = np.where(p < ALPHA, np.sign((c_b / n_b - c_a / n_a).mean(axis=1)), 0).astype(int)
     return codes
 
