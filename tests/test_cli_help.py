@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from typer.testing import CliRunner
 
 import trialscore
+from tests.cli_runner import CliRunner
 from trialscore.cli import COMMAND_MODULES, app
 
 COMMANDS = ["score", "compare", "rank", "plan", "track", "run", "validate"]

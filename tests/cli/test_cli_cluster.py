@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.stats
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 
 runner = CliRunner()

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore import Bank
 from trialscore.cli import app
 from trialscore.stats import compare_paired

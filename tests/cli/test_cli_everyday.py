@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_INTERRUPTED, EXIT_NOT_JUDGED
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.results.formats import FORMATS
 

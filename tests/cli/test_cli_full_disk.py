@@ -12,8 +12,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.media import can_mount, run_commands
 from tests.report.conftest import write_trials
 from trialscore.cli import app

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 from trialscore.results import read_counts

@@ -26,8 +26,8 @@ from math import comb
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.results._tau import tau2_497_file, tau_fixtures
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.stats import compare_per_success, cost_success_front, item_totals, per_success
 

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.report.conftest import write_trials
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_CANT_CREATE

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app as trialscore_app
 from trialscore.cli._app import EXIT_BAD_INPUT
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.media import can_mount, copy_files, run_commands
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
@@ -151,7 +151,7 @@ def test_run_on_a_damaged_store_stops_before_any_trial(stored: Path, tmp_path: P
 #: Typer's runner; prints each one's [exit status, output] as a JSON object on the last line.
 _IN_ONE_PROCESS = """
 import json, sys, traceback
-from typer.testing import CliRunner
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 said = {}
 for name, args in json.loads(sys.argv[1]).items():

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
 import trialscore.cli._render as render
 import trialscore.cli.run as run_command
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.terminal import stdout_console
 

@@ -132,8 +132,7 @@ def test_insights_for_single_trials_and_a_single_item() -> None:
 
 
 def _score_json(path, *args: str) -> dict:
-    from typer.testing import CliRunner
-
+    from tests.cli_runner import CliRunner
     from trialscore.cli import app
 
     result = CliRunner().invoke(app, ["score", str(path), *args, "-f", "json"])

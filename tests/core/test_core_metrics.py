@@ -11,9 +11,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 import trialscore as ts
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.core.bank import Bank
 from trialscore.core.metrics import METRICS, Metric, register_metric, resolve_metric, unregister_metric

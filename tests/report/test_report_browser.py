@@ -153,8 +153,7 @@ def test_chart_text_is_readable_and_no_label_is_clipped(
 
 @pytest.mark.slow
 def test_the_drawer_shows_what_the_case_asked_and_expected(tmp_path: Path, open_page) -> None:
-    from typer.testing import CliRunner
-
+    from tests.cli_runner import CliRunner
     from trialscore.cli import app
 
     out = tmp_path / "out"

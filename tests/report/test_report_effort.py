@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.report.conftest import write_records
 from trialscore.cli import app
 from trialscore.report import ReportSettings, build_report

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from test_report_label_page import HOSTILE, _run
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.report.conftest import needs_browser
 from trialscore.cli import app
 from trialscore.report.panels.judges import judges_panel

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
 from tests.cli._judged_trials import judged_line
+from tests.cli_runner import CliRunner
 from tests.report.conftest import needs_browser
 from trialscore.cli import app
 from trialscore.report.label_page import sample_cases

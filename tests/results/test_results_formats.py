@@ -207,8 +207,7 @@ def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
 def test_a_folder_of_inspect_ai_logs_reads_every_log(tmp_path):
-    from typer.testing import CliRunner
-
+    from tests.cli_runner import CliRunner
     from trialscore.cli import app
     from trialscore.results.formats import detect_format
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from _readers import by_item, pass1, score_json
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS, detect_format

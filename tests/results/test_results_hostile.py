@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from _zip_bomb import repeated_member, small_member, zip_with
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.forks import Forks
 from trialscore.cli import app
 from trialscore.results.formats import FORMATS

@@ -14,8 +14,8 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 import pytest
 from _scale import counts_data, trial_table, write_parquet
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results import read_counts

@@ -430,8 +430,7 @@ def test_group_targets_joins_explicit_grouping_and_yields_to_pooling(tmp_path: P
 
 
 def test_a_tool_folder_with_two_models_scores_per_model_with_no_flags() -> None:
-    from typer.testing import CliRunner
-
+    from tests.cli_runner import CliRunner
     from trialscore.cli import app
 
     folder = Path(__file__).parent / "fixtures" / "lm-eval" / "out"

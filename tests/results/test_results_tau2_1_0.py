@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 from _readers import by_item, score_json
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.results.formats import detect_format
 from trialscore.results.readers import read_counts

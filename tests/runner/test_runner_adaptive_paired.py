@@ -7,8 +7,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED
 from trialscore.errors import EvaluationError

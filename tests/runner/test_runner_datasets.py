@@ -10,8 +10,8 @@ from pathlib import Path
 import duckdb
 import pytest
 from rich.console import Console
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 from trialscore.errors import EvaluationError

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 from _distributed import calls, make_suite, outcomes, run, stored
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.processes import alive, parent
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT

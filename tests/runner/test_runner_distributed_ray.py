@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import ray  # the ray extra is part of the test set-up (pip install -e '.[test]'): no silent skip
 from _distributed import calls, make_suite, run, stored
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.runner.distributed.options import Distribution
 

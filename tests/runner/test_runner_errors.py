@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_NOTHING_GRADED
 

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.forks import HELPERS, RUNNER, Forks
 from tests.processes import alive
 from trialscore.cli import app

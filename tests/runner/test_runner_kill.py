@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 from _distributed import stored
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.runner.seeds import trial_seed
 

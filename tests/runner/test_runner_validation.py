@@ -15,8 +15,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner, Result
+from typer.testing import Result
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.runner.options import RunOptions
@@ -116,8 +117,7 @@ def test_field_errors_do_not_hide_cross_field_errors(tmp_path: Path) -> None:
 def test_validate_words_each_bad_value_once_with_a_hint(tmp_path: Path) -> None:
     """``trialscore validate`` in process: one line per bad value, the field a typo meant, how to write a
     list, and a cross-field rule beside the field error that sits next to it; exit 2, no traceback."""
-    from typer.testing import CliRunner
-
+    from tests.cli_runner import CliRunner
     from trialscore.cli import app
 
     path = write(
