@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore import Bank
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_GATE_FAILED

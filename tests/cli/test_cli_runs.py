@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.forks import HELPERS, RUNNER, Forks
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT

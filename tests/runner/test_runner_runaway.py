@@ -18,8 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from tests.forks import HELPERS, RUNNER, Forks
 from tests.runner.test_runner_faults import wait_gone, write_suite
 from trialscore.cli import app
