@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.compat.advice import insights
 from trialscore.core.bank import Bank

@@ -7,6 +7,7 @@ functions too, which run at run time; not those under ``if TYPE_CHECKING:``, whi
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,7 +62,9 @@ def _imported(node: ast.AST, module: str, package: bool) -> Iterator[str]:
         yield from _imported(child, module, package)
 
 
+@functools.cache
 def _graph() -> dict[str, set[str]]:
+    """The import graph of the package's source, read once (two tests check it)."""
     graph = {}
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -12,14 +12,15 @@ every figure the commands print is checked against the library computed on that 
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore import Bank
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_GATE_FAILED
@@ -54,8 +55,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@functools.cache
 def trials(run: Path) -> list[tuple[TrialRecord, Attempt]]:
-    """The run's trial records, each with what its agent did on that trial (from the trial's seed)."""
+    """The run's trial records, each with what its agent did on that trial (from the trial's seed).
+
+    Read once a run (the tests only read them; the suite's YAML alone takes a tenth of a second).
+    """
     suite = yaml.safe_load(agents_suite_path().read_text())
     trips = {case["id"]: case["input"] for case in suite["cases"]}
     lines = (run / "trials.jsonl").read_text().splitlines()

@@ -7,8 +7,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT, EXIT_GATE_FAILED, EXIT_NOT_JUDGED, EXIT_NOTHING_GRADED
 

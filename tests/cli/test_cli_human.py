@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
 from tests.cli._judged_trials import judged_line
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.results.judged import JUDGE_ONLY
 from trialscore.results.records import JudgeGrade

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.examples import demo_suite_path
 

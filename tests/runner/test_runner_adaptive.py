@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.examples.simulated_agent import RELIABILITY

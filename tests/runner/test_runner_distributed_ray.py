@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray  # the ray extra is part of the test set-up (pip install -e '.[test]'): no silent skip
 from _distributed import calls, make_suite, run, stored
 
 from tests.cli_runner import CliRunner
@@ -31,6 +30,8 @@ def trials_file(out: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.slow
 def test_a_local_ray_run_equals_the_single_process_run_and_survives_a_killed_actor(tmp_path: Path) -> None:
+    import ray  # the ray extra is part of the test set-up (pip install -e '.[test]'): no silent skip
+
     (tmp_path / "same").mkdir()
     (tmp_path / "kill").mkdir()
     suite = make_suite(tmp_path / "same", cases=6, trials=4, metadata={i: {"sleep": 0.05} for i in range(6)})

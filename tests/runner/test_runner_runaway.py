@@ -1,65 +1,51 @@
 """Runaway programs: a target that floods its output, and descendants that leave the process group.
 
 Each test runs the real thing (``yes``, ``setsid``, ``sh``) and bounds its own time.  Memory is
-measured in the child: the ``trialscore run`` process's peak resident set (``wait4``'s rusage).
+measured in the child: the ``trialscore run`` process's peak resident set (``wait4``'s rusage, plus
+the shared libraries of the Python it is forked from: tests/forks.py).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
+from tests.cli_runner import CliRunner
+from tests.forks import HELPERS, RUNNER, Forks
 from tests.runner.test_runner_faults import wait_gone, write_suite
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_INTERRUPTED, EXIT_NOTHING_GRADED
 
-#: ``python -m trialscore ARGS`` that writes its peak resident memory (``VmHWM``: since its own start,
-#: not its parent's pages before ``exec``, which ``wait4``'s ``ru_maxrss`` would count) when it exits.
-MEASURED = """
-import atexit, runpy, sys
-from pathlib import Path
 
-out = Path(sys.argv[1])
-
-def peak():
-    status = Path("/proc/self/status").read_text().splitlines()
-    out.write_text(next(line for line in status if line.startswith("VmHWM:")).split()[1])
-
-atexit.register(peak)
-sys.argv = ["trialscore", *sys.argv[2:]]
-runpy.run_module("trialscore", run_name="__main__")
-"""
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Forks]:
+    """Runs ``trialscore run``, each run a process of its own forked from one Python that imported the
+    runner once (tests/forks.py, which also measures its peak memory); one that does not end within
+    120 s fails the test, as hung."""
+    forks = Forks(120, HELPERS + RUNNER)
+    yield forks
+    forks.close()
 
 
-def run_measured(tmp_path: Path, suite: Path, timeout: float = 120) -> tuple[int, str, float]:
+def start_run(runs: Forks, tmp_path: Path, suite: Path, *extra: str) -> int:
+    """Start ``trialscore run SUITE`` (its store in ``tmp_path``) in a process of its own; its id."""
+    return runs.start("run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--no-progress", *extra)
+
+
+def run_measured(runs: Forks, tmp_path: Path, suite: Path) -> tuple[int, str, float]:
     """``trialscore run SUITE`` in a child process: (exit status, stderr, the child's peak RSS in MiB)."""
-    peak = tmp_path / "peak-kib"
-    argv = [
-        sys.executable,
-        "-c",
-        MEASURED,
-        str(peak),
-        "run",
-        str(suite),
-        "--store",
-        str(tmp_path / "s.sqlite"),
-    ]
-    argv += ["--out", str(tmp_path / "out"), "--no-progress"]
-    try:
-        done = subprocess.run(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=timeout
-        )
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the run hung for {timeout} s")
-    return done.returncode, done.stderr, int(peak.read_text()) / 1024
+    start_run(runs, tmp_path, suite, "--out", str(tmp_path / "out"))
+    done = runs.finish()
+    return done.code, done.stderr, done.peak_mb
 
 
 def run_here(tmp_path: Path, suite: Path) -> tuple[int, str]:
@@ -77,7 +63,9 @@ def trials(tmp_path: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memory(tmp_path: Path) -> None:
+def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memory(
+    runs: Forks, tmp_path: Path
+) -> None:
     """``yes`` writes hundreds of MB a second: reading stops at 8 MiB, the program is ended, the trial
     errors (never fails), and the run's memory stays that of a small run."""
     document = {
@@ -87,7 +75,7 @@ def test_a_command_target_writing_without_end_errors_its_trials_in_bounded_memor
         "cases": [{"id": f"c{i}", "input": "x"} for i in range(4)],
         "execution": {"trials": {"count": 2}, "timeout_s": 60, "concurrency": 8, "retries": 1},
     }
-    code, err, peak_mib = run_measured(tmp_path, write_suite(tmp_path, document))
+    code, err, peak_mib = run_measured(runs, tmp_path, write_suite(tmp_path, document))
     assert code == EXIT_NOTHING_GRADED, err
     records = trials(tmp_path)
     assert len(records) == 8
@@ -196,7 +184,9 @@ def read_pids(path: Path, expected: int, seconds: float = 30) -> list[int]:
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
 @pytest.mark.parametrize("ending", ["timeout", "exit"])
-def test_no_descendant_of_a_command_target_survives_its_trial(tmp_path: Path, ending: str) -> None:
+def test_no_descendant_of_a_command_target_survives_its_trial(
+    runs: Forks, tmp_path: Path, ending: str
+) -> None:
     """8 trials x 4 escaping descendants: after a timeout (the program waits) or a normal exit (the
     program answers at once), none of the 32 runs on."""
     pids = tmp_path / "pids"
@@ -209,7 +199,7 @@ def test_no_descendant_of_a_command_target_survives_its_trial(tmp_path: Path, en
         "cases": [{"id": f"c{i}", "input": "x"} for i in range(4)],
         "execution": {"trials": {"count": 2}, "timeout_s": 3, "concurrency": 8, "retries": 0},
     }
-    code, err, _ = run_measured(tmp_path, write_suite(tmp_path, document))
+    code, err, _ = run_measured(runs, tmp_path, write_suite(tmp_path, document))
     assert code == (EXIT_NOTHING_GRADED if ending == "timeout" else 0), err
     verdicts = {r["verdict"] for r in trials(tmp_path)}
     assert verdicts == ({"error"} if ending == "timeout" else {"pass"})
@@ -219,7 +209,7 @@ def test_no_descendant_of_a_command_target_survives_its_trial(tmp_path: Path, en
 
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the subreaper is Linux's")
-def test_sigterm_ends_every_descendant_that_left_the_group(tmp_path: Path) -> None:
+def test_sigterm_ends_every_descendant_that_left_the_group(runs: Forks, tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     document = {
         "name": "escapes",
@@ -230,17 +220,11 @@ def test_sigterm_ends_every_descendant_that_left_the_group(tmp_path: Path) -> No
         "cases": [{"id": f"c{i}", "input": "x"} for i in range(3)],
         "execution": {"trials": {"count": 2}, "timeout_s": 300, "concurrency": 6},
     }
-    argv = [sys.executable, "-m", "trialscore", "run", str(write_suite(tmp_path, document))]
-    argv += ["--store", str(tmp_path / "s.sqlite"), "--no-progress"]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        started = read_pids(pids, 24)
-        process.send_signal(signal.SIGTERM)
-        _, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert process.returncode == EXIT_INTERRUPTED, err
+    pid = start_run(runs, tmp_path, write_suite(tmp_path, document))
+    started = read_pids(pids, 24)
+    os.kill(pid, signal.SIGTERM)
+    done = runs.finish(timeout=60)  # a run that does not stop fails here, as hung
+    assert done.code == EXIT_INTERRUPTED, done.stderr
     assert not wait_gone(started), "descendants outlived the interrupted run"
 
 

@@ -12,8 +12,6 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 import pytest
-from sklearn.metrics import cohen_kappa_score
-from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
 
 from tests.stats._weights import resample_weights
 from trialscore.errors import EvaluationError, InsufficientDataError
@@ -67,6 +65,9 @@ def _random_grades(
 
 @pytest.mark.parametrize("seed", range(6))
 def test_equal_to_the_reference_libraries_on_random_grades_with_gaps(seed: int) -> None:
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
     grades, items = _random_grades(seed)
     for scale in ("nominal", "ordinal", "interval"):
         result = agreement(grades, items, scale=scale, resamples=20)
@@ -85,6 +86,9 @@ def test_equal_to_the_reference_libraries_on_random_grades_with_gaps(seed: int) 
 
 
 def test_published_examples() -> None:
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
     result = {
         scale: agreement(KRIPPENDORFF_2011, scale=scale, resamples=20).krippendorff_alpha.estimate
         for scale in ("nominal", "ordinal", "interval")

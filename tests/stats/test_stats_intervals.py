@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import scipy.stats
 from scorio.eval import bayes_ci
-from statsmodels.stats.proportion import proportion_confint
 
 from trialscore import EvaluationError
 from trialscore.stats import bayes_interval, clustered_interval, mean_interval, proportion_interval
@@ -35,6 +34,8 @@ def close(got: float, want: float) -> bool:
 @pytest.mark.parametrize("method", sorted(STATSMODELS_NAME))
 @pytest.mark.parametrize("level", LEVELS)
 def test_proportion_intervals_match_statsmodels(method: str, level: float) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
     for c, n in GRID:
         got = proportion_interval(c, n, level, method)
         low, high = proportion_confint(c, n, alpha=1 - level, method=STATSMODELS_NAME[method])

@@ -7,7 +7,6 @@ import math
 import numpy as np
 import pytest
 from scipy.stats import nct, t
-from statsmodels.stats.power import TTestPower
 
 from tests.stats.test_compare_simulation import vectorized_verdicts
 from trialscore import EvaluationError
@@ -32,6 +31,8 @@ DESIGNS = [
 @pytest.mark.parametrize(("items", "trials", "between", "within", "delta"), DESIGNS)
 @pytest.mark.parametrize("alpha", [0.01, 0.05, 0.1])
 def test_design_power_is_statsmodels_paired_t_test(items, trials, between, within, delta, alpha) -> None:
+    from statsmodels.stats.power import TTestPower
+
     sd = math.sqrt(between + within / trials)
     want = TTestPower().power(effect_size=delta / sd, nobs=items, alpha=alpha)
     got = design_power(delta, items=items, trials=trials, between=between, within=within, alpha=alpha)
@@ -42,6 +43,8 @@ def test_design_power_is_statsmodels_paired_t_test(items, trials, between, withi
 
 
 def test_pass_rate_plan_is_the_t_test_sample_size_in_the_noisier_direction() -> None:
+    from statsmodels.stats.power import TTestPower
+
     for p, delta, q in [
         (0.6, 0.1, 0.5),
         (0.3, 0.05, 0.35),

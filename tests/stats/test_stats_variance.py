@@ -8,7 +8,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import scipy.stats
-import statsmodels.api as sm
 
 from trialscore import Bank, EvaluationError
 from trialscore.stats import (
@@ -26,6 +25,8 @@ def test_standard_error_is_scipy_sem() -> None:
 
 @pytest.mark.parametrize("correction", [True, False])
 def test_clustered_se_matches_statsmodels(correction: bool) -> None:
+    import statsmodels.api as sm
+
     rng = np.random.default_rng(1)
     clusters = rng.integers(0, 12, size=150)
     values = rng.random(150) + 0.3 * (clusters % 3)
