@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import cache
 
 import numpy as np
 import pytest
@@ -241,6 +242,15 @@ def _posterior_draws(rng: np.random.Generator, R: np.ndarray, weights: list[floa
     return (gammas / gammas.sum(axis=2, keepdims=True) @ np.asarray(weights)).mean(axis=1)
 
 
+@cache
+def _case_draws(outcomes: bytes, shape: tuple[int, ...], weights: tuple[float, ...]) -> np.ndarray:
+    """The seed-7 posterior draws of one case (int64 outcomes), drawn once and read by both levels."""
+    R = np.frombuffer(outcomes, dtype=np.int64).reshape(shape)
+    draws = _posterior_draws(np.random.default_rng(7), R, list(weights), 100_000)
+    draws.setflags(write=False)
+    return draws
+
+
 BAYES_CASES = [
     # (outcomes, weights, tolerance): few items at opposite extremes are the hardest for a Beta match
     (np.array([[1, 1, 1], [0, 0, 0]]), [0.0, 1.0], 0.02),
@@ -258,7 +268,7 @@ BAYES_CASES = [
 def test_bayes_interval_matches_monte_carlo_posterior_quantiles(
     R: np.ndarray, weights: list[float], tolerance: float, level: float
 ) -> None:
-    draws = _posterior_draws(np.random.default_rng(7), R, weights, 100_000)
+    draws = _case_draws(R.astype(np.int64).tobytes(), R.shape, tuple(weights))
     want = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2])
     got = bayes_interval(R, weights, level=level)
     assert got.estimate == pytest.approx(draws.mean(), abs=0.002)
@@ -295,12 +305,12 @@ def test_t_and_normal_intervals_cover_95_percent(n: int) -> None:
 
 
 def test_clustered_interval_matches_statsmodels_cluster_ols_with_t() -> None:
-    import statsmodels.api as sm
+    from statsmodels.regression.linear_model import OLS  # statsmodels.api's, without the rest of the API
 
     rng = np.random.default_rng(3)
     values = rng.random(30)
     groups = rng.integers(0, 7, 30)
-    fit = sm.OLS(values, np.ones(30)).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    fit = OLS(values, np.ones(30)).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
     got = clustered_interval(values, groups.tolist(), 0.9)
     ((low, high),) = fit.conf_int(alpha=0.1)
     assert got.se == pytest.approx(fit.bse[0], rel=1e-10)
