@@ -13,6 +13,7 @@ from scorio.eval import bayes_ci
 
 from trialscore import EvaluationError
 from trialscore.stats import bayes_interval, clustered_interval, mean_interval, proportion_interval
+from trialscore.stats._intervals import _poisson_lower
 
 LEVELS = (0.8, 0.9, 0.95, 0.99)
 GRID = [
@@ -134,6 +135,17 @@ def test_interval_record_prints_and_serializes() -> None:
     assert payload["low"] == interval.low and payload["method"] == "wilson" and payload["clipped_to"] is None
     with pytest.raises(AttributeError):
         interval.low = 0.0  # type: ignore[misc]
+
+
+def test_poisson_lower_bound_is_the_gamma_quantile() -> None:
+    """The rare-outcome bound of the effective Wilson interval: P(Gamma(count) <= bound) = tail, to the last
+    bits of the bisection (it stops its sums and its steps early only where they could change nothing)."""
+    from scipy.special import gammaincinv
+
+    counts = [*np.random.default_rng(1).uniform(0.5, 3.0, 60).tolist(), 1.0, 2.0, 3.0]
+    for count in counts:
+        for tail in (0.2, 0.05, 0.01, 0.001):
+            assert math.isclose(_poisson_lower(count, tail), gammaincinv(count, tail), rel_tol=1e-13)
 
 
 # --- means of continuous scores -------------------------------------------------------------------

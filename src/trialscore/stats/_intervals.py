@@ -399,22 +399,31 @@ def _poisson_lower(count: float, tail: float) -> float:
 
     The :math:`\lambda` with :math:`P(\mathrm{Gamma}(\text{count}) \le \lambda) = \text{tail}`, i.e.
     :math:`P(\mathrm{Poisson}(\lambda) \ge \text{count}) = \text{tail}` for whole counts, by bisection on
-    the regularized lower incomplete gamma function (its power series), without SciPy.
+    the regularized lower incomplete gamma function (its power series), without SciPy.  The series'
+    terms are positive, so its sum stops once it reaches ``tail`` (the rest only adds to it); the
+    bisection stops once a step leaves its bounds as they were (every later step would too).
     """
+    log_factorial = math.lgamma(count + 1.0)
 
-    def gamma_cdf(value: float) -> float:
-        term = math.exp(count * math.log(value) - value - math.lgamma(count + 1.0))
+    def below(value: float) -> bool:
+        """Whether P(Gamma(count) <= value) is below ``tail``."""
+        term = math.exp(count * math.log(value) - value - log_factorial)
         total, k = term, 1
         while term > 1e-17 * total:
+            if total >= tail:
+                return False
             term *= value / (count + k)
             total += term
             k += 1
-        return total
+        return total < tail
 
     low, high = 0.0, count + 10.0 * math.sqrt(count) + 10.0
     for _ in range(80):
         mid = 0.5 * (low + high)
-        low, high = (mid, high) if gamma_cdf(mid) < tail else (low, mid)
+        bounds = (mid, high) if below(mid) else (low, mid)
+        if bounds == (low, high):
+            break
+        low, high = bounds
     return 0.5 * (low + high)
 
 
