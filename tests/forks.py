@@ -1,11 +1,12 @@
-"""``trialscore`` commands, each a process of its own forked from one Python that imported trialscore once.
+"""``trialscore`` (or ``pytest``) commands, each a process of its own forked from one Python that
+imported the program once.
 
 A command started afresh spends most of its half CPU-second importing; tests that run many commands
 as processes (for their exit code, their output, their memory) run them here instead.
-:data:`SERVER` (``python -c SERVER MODULE...``) imports trialscore's command line and the ``MODULE``
-s (helpers, never a command module: each command registers itself alone, as when started afresh),
-then reads commands on stdin, one JSON line each: ``[arguments, merge, folder, prelude]``.  It runs
-each as ``python -m trialscore ARGUMENTS`` in a fork of itself, in ``folder`` (null: its own), after
+:data:`SERVER` (``python -c SERVER PROGRAM MODULE...``) imports the ``MODULE`` s (for trialscore its
+command line and helpers, never a command module: each command registers itself alone, as when started
+afresh), then reads commands on stdin, one JSON line each: ``[arguments, merge, folder, prelude]``.  It
+runs each as ``python -m PROGRAM ARGUMENTS`` in a fork of itself, in ``folder`` (null: its own), after
 running the Python code ``prelude`` (test-only patches), stdin empty, stdout and stderr to files of
 their own (one file with ``merge``, as ``2>&1``), and answers each with two JSON lines: the fork's
 process id once it started, then ``[exit code, peak memory in KiB, stdout, stderr]`` once it ended.
@@ -30,9 +31,10 @@ import pytest
 
 __all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "answers", "request", "server_command"]
 
-#: What every command imports after trialscore's command line: the shared options, the renderer and
-#: the readers (none registers a command).
+#: What every command imports: trialscore's command line, the shared options, the renderer and the
+#: readers (none registers a command).
 HELPERS = (
+    "trialscore.cli",
     "trialscore.cli._gates",
     "trialscore.cli._judged",
     "trialscore.cli._options",
@@ -45,8 +47,8 @@ RUNNER = ("trialscore.runner.orchestrator",)
 
 SERVER = """
 import gc, importlib, json, os, runpy, sys, tempfile
-import trialscore.cli
-for name in sys.argv[1:]:
+program = sys.argv[1]
+for name in sys.argv[2:]:
     importlib.import_module(name)
 gc.freeze()  # what was imported stays shared with each fork, not copied as a collection walks it
 with open("/proc/self/status") as status:
@@ -62,8 +64,8 @@ for line in sys.stdin:
         if folder is not None:
             os.chdir(folder)
         exec(prelude, {"__name__": "prelude"})
-        sys.argv = ["trialscore", *args]
-        runpy.run_module("trialscore", run_name="__main__", alter_sys=True)
+        sys.argv = [program, *args]
+        runpy.run_module(program, run_name="__main__", alter_sys=True)
         sys.exit()
     print(pid, flush=True)
     _, status, usage = os.wait4(pid, 0)
@@ -76,13 +78,13 @@ for line in sys.stdin:
 """
 
 
-def server_command(modules: tuple[str, ...] = HELPERS) -> list[str]:
-    """The command line that starts a server importing ``modules`` first."""
-    return [sys.executable, "-c", SERVER, *modules]
+def server_command(modules: tuple[str, ...] = HELPERS, program: str = "trialscore") -> list[str]:
+    """The command line that starts a server of ``python -m PROGRAM``, importing ``modules`` first."""
+    return [sys.executable, "-c", SERVER, program, *modules]
 
 
 def request(args: list[str], merge: bool = False, cwd: Path | None = None, prelude: str = "") -> str:
-    """The line asking a server to run ``trialscore ARGS`` (see the module)."""
+    """The line asking a server to run ``PROGRAM ARGS`` (see the module)."""
     return json.dumps([args, merge, None if cwd is None else str(cwd), prelude]) + "\n"
 
 
@@ -110,27 +112,30 @@ def _done(result: str) -> Done:
 class Forks:
     """A server run by a test: each :meth:`run` a command, a hang (over ``timeout`` seconds) a failure
     that ends the server and the command (a new server starts for the next command, as after a command
-    started and never finished: a test that failed half way)."""
+    started and never finished: a test that failed half way).  ``program`` is the module each command
+    runs as ``python -m PROGRAM``; ``modules`` what the server imports for it."""
 
-    def __init__(self, timeout: float, modules: tuple[str, ...] = HELPERS) -> None:
-        self.timeout, self.modules = timeout, modules
+    def __init__(
+        self, timeout: float, modules: tuple[str, ...] = HELPERS, program: str = "trialscore"
+    ) -> None:
+        self.timeout, self.modules, self.program = timeout, modules, program
         self.process: subprocess.Popen[bytes] | None = None
         self.args: tuple[str, ...] = ()  # of the command started last
         self.pending = b""  # read from the server, not yet answered
         self.running = False  # a command started, not finished
 
     def run(self, *args: str, cwd: Path | None = None, prelude: str = "") -> Done:
-        """``trialscore ARGS`` in a process of its own, in the folder ``cwd``, after ``prelude`` (Python)."""
+        """``PROGRAM ARGS`` in a process of its own, in the folder ``cwd``, after ``prelude`` (Python)."""
         self.start(*args, cwd=cwd, prelude=prelude)
         return self.finish()
 
     def start(self, *args: str, cwd: Path | None = None, prelude: str = "") -> int:
-        """Start ``trialscore ARGS`` as :meth:`run` does; its process id (:meth:`finish` waits for it)."""
+        """Start ``PROGRAM ARGS`` as :meth:`run` does; its process id (:meth:`finish` waits for it)."""
         if self.running:
             self.close()
         if self.process is None:
             self.process = subprocess.Popen(
-                server_command(self.modules),
+                server_command(self.modules, self.program),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 start_new_session=True,  # a hung command is ended with it
@@ -164,9 +169,9 @@ class Forks:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self.process.stdout], [], [], left)[0]:
                 self.close()
-                pytest.fail(f"hung: trialscore {' '.join(self.args)} ran over {timeout} s")
+                pytest.fail(f"hung: {self.program} {' '.join(self.args)} ran over {timeout} s")
             chunk = os.read(self.process.stdout.fileno(), 2**20)
-            assert chunk, f"the server of trialscore {' '.join(self.args)} ended"
+            assert chunk, f"the server of {self.program} {' '.join(self.args)} ended"
             self.pending += chunk
         line, self.pending = self.pending.split(b"\n", 1)
         return line.decode()

@@ -1,16 +1,20 @@
-"""The pytest plugin, run in real pytest processes on a test file: passing, failing, flaky, errored tests."""
+"""The pytest plugin, run in real pytest processes on a test file: passing, failing, flaky, errored tests.
+
+Each session is ``python -m pytest`` in a process of its own, forked from one Python that imported pytest
+and what the plugin uses once (tests/forks.py), never the plugin itself (pytest loads it from ``-p``, as
+afresh) nor xdist (whose workers are fresh Pythons of their own).
+"""
 
 from __future__ import annotations
 
-import os
 import random
 import re
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.forks import Done, Forks
 from trialscore.runner.seeds import trial_seed
 from trialscore.stats import proportion_interval
 
@@ -66,28 +70,32 @@ def test_plain(trial, seed):
 """
 
 
-def pytest_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    (tmp_path / "test_agent.py").write_text(TESTS)
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # the same whether or not it is installed
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "trialscore.pytest_plugin",
-            "-p",
-            "no:cacheprovider",
-            "-rA",
-            "test_agent.py",
-            *args,
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+#: What a session imports before it reads its command line: pytest and the plugin's own imports.
+IMPORTED = ("pytest", "trialscore.errors", "trialscore.runner.seeds", "trialscore.stats._intervals")
+#: The plugin loads from ``-p`` alone, whether or not it is installed.
+ALONE = "import os; os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'] = '1'"
+
+
+@pytest.fixture(scope="module")
+def sessions() -> Iterator[Forks]:
+    """Runs ``python -m pytest``, each session a process of its own (tests/forks.py)."""
+    forks = Forks(300, IMPORTED, program="pytest")
+    yield forks
+    forks.close()
+
+
+def session(sessions: Forks, folder: Path, *args: str, timeout: float = 120) -> Done:
+    """``pytest -p trialscore.pytest_plugin -p no:cacheprovider ARGS`` in ``folder``, done within
+    ``timeout`` seconds."""
+    sessions.start(
+        "-p", "trialscore.pytest_plugin", "-p", "no:cacheprovider", *args, cwd=folder, prelude=ALONE
     )
+    return sessions.finish(timeout)
+
+
+def pytest_run(sessions: Forks, tmp_path: Path, *args: str) -> Done:
+    (tmp_path / "test_agent.py").write_text(TESTS)
+    return session(sessions, tmp_path, "-rA", "test_agent.py", *args, timeout=300)
 
 
 def expected_passes(test: str, n: int) -> int:
@@ -112,10 +120,10 @@ def check_flaky(lines: dict[str, str], n: int) -> None:
 
 
 @pytest.mark.slow
-def test_outcomes_and_summary(tmp_path: Path) -> None:
-    done = pytest_run(tmp_path)
+def test_outcomes_and_summary(sessions: Forks, tmp_path: Path) -> None:
+    done = pytest_run(sessions, tmp_path)
     output = done.stdout
-    assert done.returncode == 1, output
+    assert done.code == 1, output
     seen = outcomes(output)
     c = expected_passes("test_flaky_confident", 40)
     confident = proportion_interval(c, 40, method="clopper-pearson").low >= 0.6
@@ -149,8 +157,8 @@ def test_outcomes_and_summary(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Path) -> None:
-    done = pytest_run(tmp_path, "--trials", "12", "-p", "xdist.plugin", "-n", "2")
+def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(sessions: Forks, tmp_path: Path) -> None:
+    done = pytest_run(sessions, tmp_path, "--trials", "12", "-p", "xdist.plugin", "-n", "2")
     lines = summary_lines(done.stdout)
     assert lines["test_always"] == "12/12 passed, rate 1 [0.758, 1], stable, min 0.8 (point)"
     check_flaky(lines, 12)
@@ -158,39 +166,22 @@ def test_trials_option_overrides_n_and_xdist_gives_the_same_summary(tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_trials_zero_is_one_usage_error_before_any_test(tmp_path: Path) -> None:
+def test_trials_zero_is_one_usage_error_before_any_test(sessions: Forks, tmp_path: Path) -> None:
     for option, message in (
         (["--trials", "0"], "--trials must be at least 1 (the trials of each marked test); got 0"),
         (["--trials-seed", "-1"], "--trials-seed must be at least 0; got -1"),
     ):
-        done = pytest_run(tmp_path, *option)
-        assert done.returncode == 4, done.stdout + done.stderr  # pytest's usage error
+        done = pytest_run(sessions, tmp_path, *option)
+        assert done.code == 4, done.stdout + done.stderr  # pytest's usage error
         assert done.stderr.strip() == f"ERROR: {message}", done.stderr
         assert "Traceback" not in done.stdout + done.stderr and "test_agent.py" not in done.stdout
 
 
 @pytest.mark.slow
-def test_an_unmarked_session_is_left_alone(tmp_path: Path) -> None:
+def test_an_unmarked_session_is_left_alone(sessions: Forks, tmp_path: Path) -> None:
     (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-p",
-            "trialscore.pytest_plugin",
-            "-p",
-            "no:cacheprovider",
-            "test_plain.py",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0 and "1 passed" in done.stdout
+    done = session(sessions, tmp_path, "test_plain.py")
+    assert done.code == 0 and "1 passed" in done.stdout
     assert "trialscore" not in done.stdout
 
 
@@ -200,19 +191,15 @@ def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
 
 
 @pytest.mark.slow
-def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(tmp_path: Path) -> None:
+def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(sessions: Forks, tmp_path: Path) -> None:
     impossible = (
         "import pytest\n\n"
         "@pytest.mark.trials(n=10, min_pass_rate=0.8, rule='confident')\n"
         "def test_agent():\n    assert True\n"
     )
     (tmp_path / "test_impossible.py").write_text(impossible)
-    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    command = [sys.executable, "-m", "pytest", "-p", "trialscore.pytest_plugin", "-p", "no:cacheprovider"]
-    done = subprocess.run(
-        [*command, "test_impossible.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 4, done.stdout + done.stderr  # a usage error, before any trial ran
+    done = session(sessions, tmp_path, "test_impossible.py")
+    assert done.code == 4, done.stdout + done.stderr  # a usage error, before any trial ran
     message = (
         "test_impossible.py::test_agent: @pytest.mark.trials: rule='confident' can never pass with n=10 "
         "and min_pass_rate=0.8: even 10 of 10 passing gives an exact 95% lower bound of 0.692; "
@@ -221,10 +208,8 @@ def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(tmp_path: Pa
     assert message in done.stderr and "Traceback" not in done.stderr
     feasible = impossible.replace("n=10", "n=17")
     (tmp_path / "test_impossible.py").write_text(feasible)
-    done = subprocess.run(
-        [*command, "test_impossible.py"], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120
-    )
-    assert done.returncode == 0 and "1 passed" in done.stdout
+    done = session(sessions, tmp_path, "test_impossible.py")
+    assert done.code == 0 and "1 passed" in done.stdout
 
 
 @pytest.mark.slow

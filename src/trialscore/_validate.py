@@ -78,12 +78,15 @@ def _typed(value: object) -> str:
 
 def check_integer(value: object, name: str, minimum: int | None = None) -> int:
     """An integer (not a bool), at least ``minimum`` when given."""
-    rule = f"an integer >= {minimum}" if minimum is not None else "an integer"
-    if is_flag(value) or not isinstance(value, Integral):
+    if type(value) is int:  # the common case, at once: an int is Integral and never a flag
+        number = value
+    elif is_flag(value) or not isinstance(value, Integral):
+        rule = f"an integer >= {minimum}" if minimum is not None else "an integer"
         raise EvaluationError(f"{name} must be {rule}; got {_typed(value)}")
-    number = int(value)
+    else:
+        number = int(value)
     if minimum is not None and number < minimum:
-        raise EvaluationError(f"{name} must be {rule}; got {name}={number}")
+        raise EvaluationError(f"{name} must be an integer >= {minimum}; got {name}={number}")
     return number
 
 
@@ -107,13 +110,17 @@ def check_integers(values: Iterable[object], name: str, minimum: int | None = No
 
 def check_real(value: object, name: str, minimum: float | None = None) -> float:
     """A finite real number (not a bool), at least ``minimum`` when given."""
-    rule = f"a finite real number >= {minimum:g}" if minimum is not None else "a finite real number"
-    if is_flag(value) or not isinstance(value, Real):
-        raise EvaluationError(f"{name} must be {rule}; got {_typed(value)}")
+    if type(value) is not float and (is_flag(value) or not isinstance(value, Real)):  # a float is at once
+        raise EvaluationError(f"{name} must be {_real_rule(minimum)}; got {_typed(value)}")
     number = float(value)
     if not math.isfinite(number) or (minimum is not None and number < minimum):
-        raise EvaluationError(f"{name} must be {rule}; got {name}={value!r}")
+        raise EvaluationError(f"{name} must be {_real_rule(minimum)}; got {name}={value!r}")
     return number
+
+
+def _real_rule(minimum: float | None) -> str:
+    """What :func:`check_real` asks for."""
+    return f"a finite real number >= {minimum:g}" if minimum is not None else "a finite real number"
 
 
 def check_unit(value: object, name: str) -> float:

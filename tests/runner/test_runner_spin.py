@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.forks import HELPERS, RUNNER, Forks
 from tests.processes import alive
 from trialscore.runner.offloop import in_daemon_thread
 
@@ -66,7 +66,15 @@ def answer(case, seed):
 """
 
 
-def run(tmp_path: Path, isolation: str, spin_s: float) -> list[dict]:
+@pytest.fixture(scope="module")
+def runs() -> Iterator[Forks]:
+    """Runs ``trialscore run``, each run a process of its own (tests/forks.py), within 180 s."""
+    forks = Forks(180, HELPERS + RUNNER)
+    yield forks
+    forks.close()
+
+
+def run(runs: Forks, tmp_path: Path, isolation: str, spin_s: float) -> list[dict]:
     (tmp_path / "agent.py").write_text(textwrap.dedent(AGENT))
     target = {"name": "py", "type": "python", "callable": "agent.py:answer", "isolation": isolation}
     document = {
@@ -83,23 +91,18 @@ def run(tmp_path: Path, isolation: str, spin_s: float) -> list[dict]:
     }
     suite = tmp_path / "suite.yaml"
     suite.write_text(yaml.safe_dump(document, sort_keys=False))
-    argv = [sys.executable, "-m", "trialscore", "run", str(suite), "--store", str(tmp_path / "s.sqlite")]
-    argv += ["--out", str(tmp_path / "out"), "--no-progress"]
-    env = {"SPIN_PIDS": str(tmp_path / "pids")}
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=180, env={**_environ(), **env})
-    assert done.returncode == 0, done.stderr
+    args = ["run", str(suite), "--store", str(tmp_path / "s.sqlite"), "--out", str(tmp_path / "out")]
+    prelude = f"import os; os.environ['SPIN_PIDS'] = {str(tmp_path / 'pids')!r}"
+    done = runs.run(*args, "--no-progress", prelude=prelude)
+    assert done.code == 0, done.stderr
     return [json.loads(line) for line in (tmp_path / "out" / "trials.jsonl").read_text().splitlines()]
 
 
-def _environ() -> dict[str, str]:
-    import os
-
-    return dict(os.environ)
-
-
 @pytest.mark.slow
-def test_spinning_calls_in_threads_do_not_push_healthy_trials_past_their_timeout(tmp_path: Path) -> None:
-    records = run(tmp_path, "thread", spin_s=3.0)
+def test_spinning_calls_in_threads_do_not_push_healthy_trials_past_their_timeout(
+    runs: Forks, tmp_path: Path
+) -> None:
+    records = run(runs, tmp_path, "thread", spin_s=3.0)
     healthy = [r for r in records if r["case_id"].startswith("ok")]
     assert [r["verdict"] for r in healthy] == ["pass"] * 30, [r["error"] for r in healthy if r["error"]]
     spinning = [r for r in records if r["case_id"].startswith("spin")]
@@ -109,8 +112,8 @@ def test_spinning_calls_in_threads_do_not_push_healthy_trials_past_their_timeout
 
 
 @pytest.mark.slow
-def test_isolation_process_kills_a_call_that_would_spin_for_ever(tmp_path: Path) -> None:
-    records = run(tmp_path, "process", spin_s=10_000.0)
+def test_isolation_process_kills_a_call_that_would_spin_for_ever(runs: Forks, tmp_path: Path) -> None:
+    records = run(runs, tmp_path, "process", spin_s=10_000.0)
     healthy = [r for r in records if r["case_id"].startswith("ok")]
     assert [r["verdict"] for r in healthy] == ["pass"] * 30, [r["error"] for r in healthy if r["error"]]
     spinning = [r for r in records if r["case_id"].startswith("spin")]

@@ -181,15 +181,14 @@ def proportion_interval(successes: int, trials: int, level: float = 0.95, method
     level = check_probability(level, "level")
     name = check_choice(method, "method", _PROPORTION_METHODS)
     alpha = 1.0 - level
-    z = normal_quantile(level)
     if name == "wilson":
-        low, high = _wilson(c, n, z)
+        low, high = _wilson(c, n, normal_quantile(level))
     elif name == "clopper-pearson":
         low, high = _clopper_pearson(c, n, alpha)
     elif name == "jeffreys":
         low, high = _jeffreys(c, n, alpha)
     else:
-        low, high = _agresti_coull(c, n, z)
+        low, high = _agresti_coull(c, n, normal_quantile(level))
     low = 0.0 if c == 0 else min(max(low, 0.0), c / n)
     high = 1.0 if c == n else max(min(high, 1.0), c / n)
     return Interval(c / n, low, high, level, name, n)
