@@ -1,16 +1,26 @@
-"""The format helpers' streamed JSON array reader: same values as json.load, at any buffer size."""
+"""The format helpers' JSON text readers: the streamed array reader gives json.load's values at any
+buffer size; the sniffers' scanners take a string cut by the end of the text in one pass.
+
+A file's head is cut wherever its first bytes end, often inside a long string (an output of many
+escaped quotes).  Before, every escaped quote in such a string started a new string scanned to the
+end again, quadratic in the text (a 70 MB trial line took 19 CPU-s to sniff).  Those calls run in a
+forked process that a hang fails as "hung"; the time taken is not asserted.
+"""
 
 from __future__ import annotations
 
 import io
 import json
+import multiprocessing
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from trialscore.errors import EvaluationError
-from trialscore.results.formats._text import json_array_items, member_items
+from trialscore.results.formats._text import check_nesting, head_keys, json_array_items, member_items
 
 _VALUES = [{"k": "x" * 30, "n": [1, 2]}, 123456789, -1.5e10, 0.25, "str", True, None, [], {"nested": [[{}]]}]
 
@@ -129,3 +139,58 @@ def test_member_items_names_the_field_that_breaks(text: str, message: str) -> No
     with pytest.raises(EvaluationError) as caught:
         list(member_items(io.StringIO(text), "out.json", ("results", "results"), chunk=4))
     assert str(caught.value).startswith("out.json") and message in str(caught.value)
+
+
+HUNG_SECONDS = 120
+#: 2 MB of an output's text, each piece an escaped quote, a bracket and a key-like string: scanned
+#: again from each quote, as before, it would take hours; in one pass, milliseconds.
+INSIDE = '\\"{\\"fake\\": [' * 150_000
+
+
+def _answer(call: Callable[[], Any], queue: Any) -> None:
+    try:
+        queue.put(("gave", call()))
+    except EvaluationError as exc:
+        queue.put(("raised", str(exc)))
+
+
+def _in_a_fork(call: Callable[[], Any]) -> tuple[str, Any]:
+    """``call()``'s value (or its EvaluationError's message) from a forked process; a hang fails."""
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    process = context.Process(target=_answer, args=(call, queue))
+    process.start()
+    try:
+        return queue.get(timeout=HUNG_SECONDS)  # type: ignore[no-any-return]
+    except Exception:  # the queue stayed empty
+        pytest.fail(f"hung: over {HUNG_SECONDS} s")
+    finally:
+        process.kill()
+        process.join()
+
+
+def test_a_head_cut_inside_a_string_gives_the_keys_before_it_and_none_from_inside() -> None:
+    head = '{"case_id": "a", "trial": {"n": 0}, "output": "' + INSIDE
+    assert _in_a_fork(lambda: head_keys(head)) == (
+        "gave",
+        frozenset({"case_id", "trial", "trial.n", "output"}),
+    )
+    assert _in_a_fork(lambda: head_keys(head + "\\")) == (
+        "gave",
+        frozenset({"case_id", "trial", "trial.n", "output"}),
+    )
+
+
+def test_a_closed_string_still_ends_where_its_quote_is() -> None:
+    text = '{"a": "x\\"y", "b": {"c": "}"}, "d": 1}'
+    assert head_keys(text) == frozenset({"a", "b", "b.c", "d"})
+
+
+def test_nesting_is_counted_outside_a_string_cut_by_the_end_of_the_text() -> None:
+    data = ('[[{"output": "' + INSIDE).encode()
+    assert _in_a_fork(lambda: check_nesting(data, "x.json", limit=3)) == ("gave", None)
+    deep = ("[" * 5 + '"' + INSIDE).encode()
+    assert _in_a_fork(lambda: check_nesting(deep, "x.json", limit=3)) == (
+        "raised",
+        "x.json: not valid JSON: nested too deeply (over 3 levels)",
+    )

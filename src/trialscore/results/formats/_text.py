@@ -145,7 +145,9 @@ def file_keys(path: Path, size: int = HEAD_BYTES, depth: int = 2) -> frozenset[s
 
 #: The deepest nesting handed to another tool's JSON reader (its parser may overflow the C stack).
 MAX_NESTING = 500
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+#: A JSON string, or one cut short by the end of the text: taken to the end, so that no quote inside
+#: it (an escaped ``\"``) starts a new string to be scanned to the end again (quadratic in the text).
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*(?:"|\\?\Z)')
 
 
 def check_nesting(data: bytes, where: str, limit: int = MAX_NESTING) -> None:
@@ -173,7 +175,7 @@ def check_nesting(data: bytes, where: str, limit: int = MAX_NESTING) -> None:
         depth = int(running[-1]) if running.size else depth
 
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]]')
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)|[{}\[\]]')  # a string as _STRING, or a bracket
 _COLON = re.compile(r"\s*:")
 
 
