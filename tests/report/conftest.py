@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -95,19 +94,6 @@ needs_browser = pytest.mark.skipif(
     reason=f"BROWSER TESTS SKIPPED: {CHROMIUM} is missing; install the Debian package 'chromium' "
     "(make test does: apt-get install -y chromium)",
 )
-
-
-def dump_dom(page: Path) -> str:
-    """The DOM after the page's scripts ran (``chromium --dump-dom``)."""
-    with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(
-            [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-    return done.stdout
 
 
 @dataclass
