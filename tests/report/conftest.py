@@ -268,9 +268,10 @@ class Browser:
             self.process = None
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
-    """One headless Chromium for a module's tests (started by the first test that asks for a page)."""
+    """One headless Chromium for a test process's browser tests, whatever their module (started by the
+    first test that asks for a page; each test's pages are its own tabs)."""
     profile = tmp_path_factory.mktemp("chromium-profile")
     chromium = Browser(profile)
     try:
@@ -283,7 +284,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 @pytest.fixture
 def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
     """Open a file in headless Chromium; yields a function path -> :class:`Page` (events recorded), each
-    page a tab of this test's own in the module's browser."""
+    page a tab of this test's own in the process's browser."""
     with browser.tabs() as load:
         yield load
 
