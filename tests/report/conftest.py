@@ -11,10 +11,8 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import time
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -96,19 +94,6 @@ needs_browser = pytest.mark.skipif(
     reason=f"BROWSER TESTS SKIPPED: {CHROMIUM} is missing; install the Debian package 'chromium' "
     "(make test does: apt-get install -y chromium)",
 )
-
-
-def dump_dom(page: Path) -> str:
-    """The DOM after the page's scripts ran (``chromium --dump-dom``)."""
-    with tempfile.TemporaryDirectory() as profile:
-        done = subprocess.run(
-            [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=True,
-        )
-    return done.stdout
 
 
 @dataclass
@@ -195,35 +180,62 @@ class Page:
         ]
 
 
-@pytest.fixture
-def open_page(tmp_path: Path) -> Iterator[Any]:
-    """Open a file in headless Chromium; yields a function path -> :class:`Page` (events recorded)."""
-    from websockets.sync.client import connect
+class Browser:
+    """One headless Chromium with its DevTools endpoint, started when first asked for (and again if it
+    ended); each test's pages are tabs of their own (their own session storage, events and emulation),
+    closed after it.  They are in the browser's default context, where a page's
+    ``Browser.setDownloadBehavior`` applies."""
 
-    profile = tmp_path / "profile"
-    process = subprocess.Popen(
-        [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={profile}", "--remote-debugging-port=0", "about:blank"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    sockets = contextlib.ExitStack()
-    try:
-        port_file = profile / "DevToolsActivePort"
+    def __init__(self, profile: Path) -> None:
+        self.profile = profile
+        self.process: subprocess.Popen[bytes] | None = None
+        self.port = 0
+        self.control: Page | None = None  # the browser's own endpoint (Target.* commands)
+        self.connections = contextlib.ExitStack()
+
+    def start(self) -> None:
+        """Start Chromium, unless it runs."""
+        from websockets.sync.client import connect
+
+        if self.process is not None and self.process.poll() is None:
+            return
+        self.close()
+        port_file = self.profile / "DevToolsActivePort"
+        port_file.unlink(missing_ok=True)
+        self.process = subprocess.Popen(
+            [CHROMIUM, *BROWSER_FLAGS, f"--user-data-dir={self.profile}", "--remote-debugging-port=0"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while not (port_file.is_file() and port_file.read_text().count("\n") >= 1):
-            if time.monotonic() > deadline or process.poll() is not None:
+            if time.monotonic() > deadline or self.process.poll() is not None:
                 raise RuntimeError("chromium did not start its DevTools endpoint")
             time.sleep(0.1)
-        port = int(port_file.read_text().splitlines()[0])
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as response:
-            targets = json.load(response)
-        url = next(target["webSocketDebuggerUrl"] for target in targets if target["type"] == "page")
+        port, path = port_file.read_text().splitlines()[:2]
+        self.port = int(port)
+        url = f"ws://127.0.0.1:{port}{path}"
+        self.control = Page(self.connections.enter_context(connect(url, max_size=2**26, open_timeout=30)))
+
+    @contextlib.contextmanager
+    def tabs(self) -> Iterator[Callable[..., Page]]:
+        """Tabs for one test: yields a function path, fragment -> :class:`Page` (a new tab each call, its
+        events recorded from its start); the tabs are closed after."""
+        from websockets.sync.client import connect
+
+        self.start()
+        assert self.control is not None
+        sockets = contextlib.ExitStack()
+        targets: list[str] = []
 
         def load(path: Path, fragment: str = "") -> Page:
-            socket = sockets.enter_context(connect(url, max_size=2**26, open_timeout=30))
-            page = Page(socket)
+            assert self.control is not None
+            targets.append(self.control.send("Target.createTarget", url="about:blank")["targetId"])
+            url = f"ws://127.0.0.1:{self.port}/devtools/page/{targets[-1]}"
+            page = Page(sockets.enter_context(connect(url, max_size=2**26, open_timeout=30)))
             for domain in ("Page", "Runtime", "Log", "Network"):
                 page.send(f"{domain}.enable")
+            page.send("Page.bringToFront")  # shown, as a browser's only page is: its timers not throttled
             page.send("Page.navigate", url=path.resolve().as_uri() + fragment)
             page.wait_for("Page.loadEventFired")
             # a report unpacks its texts asynchronously: wait until that and every panel's drawing is done
@@ -234,15 +246,47 @@ def open_page(tmp_path: Path) -> Iterator[Any]:
             )
             return page
 
-        yield load
-    finally:
-        sockets.close()
-        process.terminate()
         try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+            yield load
+        finally:
+            sockets.close()
+            if self.control is not None and self.process is not None and self.process.poll() is None:
+                for target in targets:
+                    self.control.send("Target.closeTarget", targetId=target)
+
+    def close(self) -> None:
+        """End Chromium (if it runs)."""
+        self.connections.close()
+        self.control = None
+        if self.process is not None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+            self.process = None
+
+
+@pytest.fixture(scope="session")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    """One headless Chromium for a test process's browser tests, whatever their module (started by the
+    first test that asks for a page; each test's pages are its own tabs)."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    chromium = Browser(profile)
+    try:
+        yield chromium
+    finally:
+        chromium.close()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture
+def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+    """Open a file in headless Chromium; yields a function path -> :class:`Page` (events recorded), each
+    page a tab of this test's own in the process's browser."""
+    with browser.tabs() as load:
+        yield load
 
 
 def write_records(path: Path, rows: list[dict[str, Any]]) -> Path:
