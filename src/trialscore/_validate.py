@@ -81,13 +81,17 @@ def check_integer(value: object, name: str, minimum: int | None = None) -> int:
     if type(value) is int:  # the common case, at once: an int is Integral and never a flag
         number = value
     elif is_flag(value) or not isinstance(value, Integral):
-        rule = f"an integer >= {minimum}" if minimum is not None else "an integer"
-        raise EvaluationError(f"{name} must be {rule}; got {_typed(value)}")
+        raise EvaluationError(f"{name} must be {_integer_rule(minimum)}; got {_typed(value)}")
     else:
         number = int(value)
     if minimum is not None and number < minimum:
-        raise EvaluationError(f"{name} must be an integer >= {minimum}; got {name}={number}")
+        raise EvaluationError(f"{name} must be {_integer_rule(minimum)}; got {name}={number}")
     return number
+
+
+def _integer_rule(minimum: int | None) -> str:
+    """What :func:`check_integer` asks for."""
+    return f"an integer >= {minimum}" if minimum is not None else "an integer"
 
 
 def check_integers(values: Iterable[object], name: str, minimum: int | None = None) -> NDArray[np.int64]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import multiprocessing
+import queue as queue_module
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -162,7 +163,7 @@ def _in_a_fork(call: Callable[[], Any]) -> tuple[str, Any]:
     process.start()
     try:
         return queue.get(timeout=HUNG_SECONDS)  # type: ignore[no-any-return]
-    except Exception:  # the queue stayed empty
+    except queue_module.Empty:
         pytest.fail(f"hung: over {HUNG_SECONDS} s")
     finally:
         process.kill()

@@ -47,15 +47,10 @@ _DECIMAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]{1,3}
 Convert = Callable[[Any, Any, Any], Any]
 
 
-def _text(value: Any) -> Any:
-    """``str``: a string as it is."""
-    return value if type(value) is str else _TYPER
-
-
 def _converter(annotation: Any, info: Any) -> Convert | None:
     """The coercion of one value of ``annotation`` (``value, param, ctx``), or None when not handled here."""
     if annotation is str:
-        return lambda value, param, ctx: _text(value)
+        return lambda value, param, ctx: value if type(value) is str else _TYPER
     if annotation is bool:
         return lambda value, param, ctx: value if type(value) is bool else _TYPER
     if annotation in (int, float):
