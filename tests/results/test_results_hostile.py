@@ -14,6 +14,7 @@ import importlib.util
 import io
 import json
 import os
+import sys
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,9 @@ from _zip_bomb import repeated_member, small_member, zip_with
 from tests.cli_runner import CliRunner
 from tests.forks import Forks
 from trialscore.cli import app
+from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS
+from trialscore.results.readers import read_counts
 
 MEMORY_MB = 500
 HUNG_SECONDS = 300
@@ -125,6 +128,30 @@ def test_an_inspect_eval_zip_bomb_is_refused_naming_the_member(trialscore: Forks
     bomb = zip_with(tmp_path / "bomb.eval", [start, header])
     assert bomb.stat().st_size < 10 * 2**20
     _refused(trialscore, "score", str(bomb), message=f"{bomb} member 'header.json': inflates to 1024 MiB")
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("inspect_ai") is None, reason="the inspect extra (inspect_ai) is not installed"
+)
+def test_an_inspect_eval_zip_bomb_is_refused_before_inspect_ai_is_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its members zipfile inflates by itself are checked before the import (about a second), in their
+    order: blocked here, the import would fail as a missing extra."""
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)
+    head = b'{"version": 2, "status": "success", "eval": {"task": "'
+    header = repeated_member("header.json", head, b"a" * 2**24, 2**30 // 2**24, b'"}}')
+    bomb = zip_with(tmp_path / "bomb.eval", [header])
+    with pytest.raises(EvaluationError, match=r"bomb\.eval member 'header\.json': inflates to 1024 MiB"):
+        read_counts([bomb], input_format="inspect")
+    deep = small_member("header.json", NESTED.encode())
+    bomb = repeated_member("reductions.json", b"[", b" " * 2**24, 2**30 // 2**24, b"]")
+    both = zip_with(tmp_path / "both.eval", [deep, bomb])  # the first fault found is the first member's
+    with pytest.raises(EvaluationError, match=r"both\.eval member 'header\.json': .*nested too deeply"):
+        read_counts([both], input_format="inspect")
+    fine = zip_with(tmp_path / "fine.eval", [small_member("header.json", b"{}")])
+    with pytest.raises(EvaluationError, match=r"fine\.eval: reading inspect_ai logs needs the inspect extra"):
+        read_counts([fine], input_format="inspect")
 
 
 def _one_gib_line(path: Path, head: str, tail: str) -> None:

@@ -57,7 +57,7 @@ import importlib.util
 import io
 import json
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -89,6 +89,8 @@ MAPS = (
 SUFFIXES = (".eval", ".json")
 
 _ZIP = b"PK\x03\x04"
+#: The compressions zipfile inflates without inspect_ai's import.
+_NATIVE = frozenset({zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED})
 #: The most a member inspect_ai reads from an ``.eval`` zip may inflate to (bytes).
 MAX_MEMBER_BYTES = 32 * 2**20
 #: Keys of an inspect_ai JSON log (``EvalLog``), whatever their order.
@@ -131,11 +133,17 @@ def read(path: Path, sink: TrialSink) -> None:
             sink.partial(partial)
 
 
-def _check_size(path: Path, archive: zipfile.ZipFile | None, samples: bool = False) -> None:
+def _check_size(
+    path: Path,
+    archive: zipfile.ZipFile | None,
+    samples: bool = False,
+    members: Sequence[zipfile.ZipInfo] | None = None,
+) -> None:
     """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
     is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so); ``archive``: the
     ``.eval`` log opened (None: a JSON log); ``samples``: the transcripts are read too (trial detail),
-    so they are checked as the header is."""
+    so they are checked as the header is; ``members``: those of ``archive`` to check, in order (all
+    of them if None)."""
     if archive is None:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
@@ -147,7 +155,7 @@ def _check_size(path: Path, archive: zipfile.ZipFile | None, samples: bool = Fal
         check_nesting(path.read_bytes(), str(path))
         return
     try:
-        for info in archive.infolist():
+        for info in archive.infolist() if members is None else members:
             if info.filename.startswith("samples/") and not samples:
                 continue
             if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
@@ -234,17 +242,22 @@ def _load(
     if importlib.util.find_spec("inspect_ai") is None:
         raise EvaluationError(needs_extra)
     zipped = head_bytes(path, len(_ZIP)) == _ZIP
-    if not zipped:  # before inspect_ai's import (about a second): a refused JSON log never pays it
-        _check_size(path, None, transcripts)
-    try:
-        from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
-        from inspect_ai.scorer import value_to_float
-    except ImportError as exc:
-        raise EvaluationError(needs_extra) from exc
-    # a zip after it: its import teaches zipfile the zstd compression of inspect_ai's members
+    # checked before inspect_ai's import (about a second): a JSON log, and the members up to the first
+    # that zipfile inflates only once that import taught it inspect_ai's zstd (the rest after it, in
+    # the same order): a log refused there, a zip bomb say, never pays the import
     with _open_zip(path) if zipped else contextlib.nullcontext() as archive:
+        members = [] if archive is None else archive.infolist()
+        native = next(
+            (at for at, info in enumerate(members) if info.compress_type not in _NATIVE), len(members)
+        )
+        _check_size(path, archive, transcripts, members[:native])
+        try:
+            from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
+            from inspect_ai.scorer import value_to_float
+        except ImportError as exc:
+            raise EvaluationError(needs_extra) from exc
         if archive is not None:
-            _check_size(path, archive, transcripts)
+            _check_size(path, archive, transcripts, members[native:])
         try:
             header = read_eval_log(str(path), header_only=True)
             if archive is not None:
