@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,11 +190,23 @@ def _inspect_log(tmp_path, log_format: str, name: str = "tiny"):
     return log.location
 
 
+@pytest.fixture(scope="module")
+def tiny_eval(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The task tiny's real ``.eval`` log (in the folder ``logs`` of the path given), written once for
+    the module (an eval takes inspect_ai about a third of a second): one test reads it alone, another
+    with a log of its own beside it, as a folder."""
+    base = tmp_path_factory.mktemp("inspect")
+    return base, _inspect_log(base, "eval")
+
+
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
 @pytest.mark.parametrize("log_format", ["eval", "json"])
-def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
-    location = _inspect_log(tmp_path, log_format)
+def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format, request):
+    if log_format == "eval":
+        _, location = request.getfixturevalue("tiny_eval")
+    else:
+        location = _inspect_log(tmp_path, log_format)
     counts = read_counts([location], by=["target", "scorer"])
     assert by_item(counts) == {
         ("mockllm/model", "match", "q1"): (3, 2, 0),
@@ -206,13 +219,14 @@ def test_real_inspect_ai_log_epochs_become_trials(tmp_path, log_format):
 
 @pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # raised inside inspect_ai
-def test_a_folder_of_inspect_ai_logs_reads_every_log(tmp_path):
+def test_a_folder_of_inspect_ai_logs_reads_every_log(tiny_eval):
     from tests.cli_runner import CliRunner
     from trialscore.cli import app
     from trialscore.results.formats import detect_format
 
-    logs = [_inspect_log(tmp_path, "eval", "tiny"), _inspect_log(tmp_path, "json", "small")]
-    folder = tmp_path / "logs"
+    base, tiny = tiny_eval
+    logs = [tiny, _inspect_log(base, "json", "small")]
+    folder = base / "logs"
     (folder / "notes.json").write_text('{"about": "not a log"}\n')
     (folder / "README.txt").write_text("eval logs of the tiny and small tasks\n")
     assert detect_format(folder).NAME == "inspect"
