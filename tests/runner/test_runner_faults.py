@@ -494,22 +494,26 @@ def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_pa
     from trialscore.results.readers import read_counts
     from trialscore.results.records import TrialRecord
 
-    huge = 'é"\n' * 10_000_000  # 30 M characters, about 70 MB once escaped as JSON
-    records = [
-        TrialRecord(
-            case_id=case,
-            trial=t,
-            target="a",
-            passed=True,
-            verdict="pass",
-            score=1.0,
-            output=huge if (case, t) == ("b", 1) else "y",
+    def line(case: str, t: int, output: str) -> str:
+        record = TrialRecord(
+            case_id=case, trial=t, target="a", passed=True, verdict="pass", score=1.0, output=output
         )
+        return record.to_json_line()
+
+    # the output 'é"\n' * 10_000_000 (30 M characters, about 70 MB once escaped as JSON): its record's
+    # line is the line of a record whose output is a mark, the mark replaced by the escaped output (as
+    # the record writes it: checked on three repeats), not 30 M characters serialised by the record
+    escaped, mark = 'é\\"\\n', "@output@"
+    assert line("b", 1, 'é"\n' * 3) == line("b", 1, mark).replace(mark, escaped * 3)
+    lines = [
+        line(case, t, mark).replace(mark, escaped * 10_000_000)
+        if (case, t) == ("b", 1)
+        else line(case, t, "y")
         for case in "abc"
         for t in range(3)
     ]
     path = tmp_path / "trials.jsonl"
-    path.write_text("".join(record.to_json_line() + "\n" for record in records), encoding="utf-8")
+    path.write_text("".join(text + "\n" for text in lines), encoding="utf-8")
     counts = read_counts([path], by=["target"])
     assert counts.stats.rows_read == 9
 
