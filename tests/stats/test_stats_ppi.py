@@ -19,7 +19,7 @@ import pytest
 import tests.stats._judged as _judged
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import ppi_interval, ppi_paired_interval
-from trialscore.stats._ppi import ppi_rows
+from trialscore.stats._ppi import _unlabelled_moments, ppi_rows
 from trialscore.stats._scipy import stdtrit
 
 
@@ -113,6 +113,23 @@ def test_the_batch_core_is_the_public_function() -> None:
                 single.low,
                 single.high,
             )
+
+
+def test_the_unlabelled_moments_are_numpys_to_the_bit() -> None:
+    # ppi_rows takes u's sum, mean, variance and sum of squares from one scratch array: NumPy's floats.
+    rng = np.random.default_rng(13)
+    for rows, big in ((1, 0), (3, 1), (2, 2), (50, 97), (7, 970), (4, 2000)):
+        for u in (rng.random((rows, big)), rng.integers(0, 6, (rows, big + 5))[:, 2 : 2 + big] / 5.0):
+            for ddof in (0, 1):
+                zero = np.zeros(rows)
+                expected = (
+                    u.sum(-1),
+                    u.mean(-1) if big else zero,
+                    u.var(-1, ddof=ddof) if big > 1 else zero,
+                    (u * u).sum(-1),
+                )
+                got = _unlabelled_moments(u, ddof)
+                assert [part.tobytes() for part in got] == [part.tobytes() for part in expected]
 
 
 def test_paired_difference_of_two_targets_on_shared_items() -> None:
