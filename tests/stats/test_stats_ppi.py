@@ -227,17 +227,16 @@ def _single(counts: _judged.Counts, labelled: int) -> Cell:
     return out
 
 
-def _shared(first: _judged.Counts, second: _judged.Counts, labelled: int) -> Cell:
-    """Coverage of the paired pass@1 difference (default, normal) and, with trials, of trial rows."""
+def _paired_values(first: _judged.Counts, second: _judged.Counts) -> tuple[np.ndarray, np.ndarray]:
+    """Per data set and item: the targets' difference of pass@1 by the human labels and by the judge."""
     table = _judged.value_table("pass@1", 1, first.trials)
-    y, f, u = (
-        table[a] - table[b]
-        for a, b in (
-            (first.human[:, :labelled], second.human[:, :labelled]),
-            (first.judge[:, :labelled], second.judge[:, :labelled]),
-            (first.judge[:, labelled:], second.judge[:, labelled:]),
-        )
-    )
+    return table[first.human] - table[second.human], table[first.judge] - table[second.judge]
+
+
+def _shared(first: _judged.Counts, paired: tuple[np.ndarray, np.ndarray], labelled: int) -> Cell:
+    """Coverage of the paired pass@1 difference (default, normal) and, with trials, of trial rows."""
+    human, judge = paired
+    y, f, u = human[:, :labelled], judge[:, :labelled], judge[:, labelled:]
     truth = (1 - PAIRED_SCALE) * _judged.truth("pass@1", 1)
     default, normal = (ppi_rows(y, f, u, 0.95, method, False) for method in ("auto", "normal"))
     out: Cell = {"paired": (_covers(default, truth), _covers(normal, truth))}
@@ -254,16 +253,17 @@ def _grid(seed: int) -> dict[tuple[str, int, int], Cell]:
     """Every cell of the grid: a cell with ``t`` trials and ``n`` labels reads the bank's data sets at
     ``t`` trials (each item's first ``t``) and labels their first ``n`` items."""
     bank = _judged.draw_bank(np.random.default_rng(seed), REPS, ITEMS, TRIALS, (1.0, PAIRED_SCALE))
-    cells = {}
-    for index, (judge, trials, labelled) in enumerate(
-        (j, t, n) for j in _judged.JUDGES for t in TRIALS for n in LABELLED
-    ):
-        counts = bank[judge, trials, 1.0]
-        if labelled >= 100 or (judge, trials) in OWN_DRAWS_AT_30:
-            counts = _judged.draw(np.random.default_rng(2700 + index), REPS, ITEMS, trials, judge)
-        cells[judge, trials, labelled] = _single(counts, labelled) | _shared(
-            bank[judge, trials, 1.0], bank[judge, trials, PAIRED_SCALE], labelled
-        )
+    cells: dict[tuple[str, int, int], Cell] = {}
+    for judge in _judged.JUDGES:
+        for trials in TRIALS:
+            first = bank[judge, trials, 1.0]
+            paired = _paired_values(first, bank[judge, trials, PAIRED_SCALE])  # each label count reads them
+            for labelled in LABELLED:
+                counts = first
+                if labelled >= 100 or (judge, trials) in OWN_DRAWS_AT_30:
+                    index = len(cells)  # the cell's place in the grid
+                    counts = _judged.draw(np.random.default_rng(2700 + index), REPS, ITEMS, trials, judge)
+                cells[judge, trials, labelled] = _single(counts, labelled) | _shared(first, paired, labelled)
     return cells
 
 
