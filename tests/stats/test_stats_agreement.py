@@ -16,7 +16,7 @@ import pytest
 from tests.stats._weights import resample_weights
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import agreement, grade_table, judge_agreement
-from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded, _per_item
+from trialscore.stats._agreement import _BLOCK_CELLS, _bootstrap, _coded, _per_item, _percentile_bounds
 from trialscore.stats._resampling import item_weights
 
 TOLERANCE = 1e-12
@@ -262,6 +262,24 @@ def test_item_sums_add_each_items_units_in_order_as_add_at_does() -> None:
         np.add.at(expected, item_index, features)
         got = _per_item(features, item_index, items)
         assert got.dtype == np.float64 and got.tobytes() == expected.tobytes()
+
+
+def test_percentile_bounds_of_several_figures_are_each_ones_own_quantiles() -> None:
+    # The figures' draws of one length share an np.quantile call along rows: each row's floats as alone.
+    rng = np.random.default_rng(14)
+    for size in (1, 2, 10, 999, 1000):
+        draws = {f"f{i}": rng.standard_normal(size) * 10.0 ** rng.integers(-3, 4) for i in range(6)}
+        draws["f1"][rng.random(size) < 0.2] = np.nan  # fewer kept draws than the others
+        draws["f2"][:] = np.nan  # none kept
+        draws["f3"] = np.round(draws["f3"])  # ties
+        for level in (0.8, 0.95, 0.99):
+            tail = 0.5 * (1.0 - level)
+            expected = {
+                name: tuple(float(v) for v in np.quantile(kept, [tail, 1.0 - tail])) if kept.size else None
+                for name, values in draws.items()
+                for kept in [values[~np.isnan(values)]]
+            }
+            assert _percentile_bounds(draws, level) == expected
 
 
 @pytest.mark.slow

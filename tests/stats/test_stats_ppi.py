@@ -19,7 +19,7 @@ import pytest
 import tests.stats._judged as _judged
 from trialscore.errors import EvaluationError, InsufficientDataError
 from trialscore.stats import ppi_interval, ppi_paired_interval
-from trialscore.stats._ppi import ppi_rows
+from trialscore.stats._ppi import _unlabelled_moments, ppi_rows
 from trialscore.stats._scipy import stdtrit
 
 
@@ -113,6 +113,23 @@ def test_the_batch_core_is_the_public_function() -> None:
                 single.low,
                 single.high,
             )
+
+
+def test_the_unlabelled_moments_are_numpys_to_the_bit() -> None:
+    # ppi_rows takes u's sum, mean, variance and sum of squares from one scratch array: NumPy's floats.
+    rng = np.random.default_rng(13)
+    for rows, big in ((1, 0), (3, 1), (2, 2), (50, 97), (7, 970), (4, 2000)):
+        for u in (rng.random((rows, big)), rng.integers(0, 6, (rows, big + 5))[:, 2 : 2 + big] / 5.0):
+            for ddof in (0, 1):
+                zero = np.zeros(rows)
+                expected = (
+                    u.sum(-1),
+                    u.mean(-1) if big else zero,
+                    u.var(-1, ddof=ddof) if big > 1 else zero,
+                    (u * u).sum(-1),
+                )
+                got = _unlabelled_moments(u, ddof)
+                assert [part.tobytes() for part in got] == [part.tobytes() for part in expected]
 
 
 def test_paired_difference_of_two_targets_on_shared_items() -> None:
@@ -210,17 +227,16 @@ def _single(counts: _judged.Counts, labelled: int) -> Cell:
     return out
 
 
-def _shared(first: _judged.Counts, second: _judged.Counts, labelled: int) -> Cell:
-    """Coverage of the paired pass@1 difference (default, normal) and, with trials, of trial rows."""
+def _paired_values(first: _judged.Counts, second: _judged.Counts) -> tuple[np.ndarray, np.ndarray]:
+    """Per data set and item: the targets' difference of pass@1 by the human labels and by the judge."""
     table = _judged.value_table("pass@1", 1, first.trials)
-    y, f, u = (
-        table[a] - table[b]
-        for a, b in (
-            (first.human[:, :labelled], second.human[:, :labelled]),
-            (first.judge[:, :labelled], second.judge[:, :labelled]),
-            (first.judge[:, labelled:], second.judge[:, labelled:]),
-        )
-    )
+    return table[first.human] - table[second.human], table[first.judge] - table[second.judge]
+
+
+def _shared(first: _judged.Counts, paired: tuple[np.ndarray, np.ndarray], labelled: int) -> Cell:
+    """Coverage of the paired pass@1 difference (default, normal) and, with trials, of trial rows."""
+    human, judge = paired
+    y, f, u = human[:, :labelled], judge[:, :labelled], judge[:, labelled:]
     truth = (1 - PAIRED_SCALE) * _judged.truth("pass@1", 1)
     default, normal = (ppi_rows(y, f, u, 0.95, method, False) for method in ("auto", "normal"))
     out: Cell = {"paired": (_covers(default, truth), _covers(normal, truth))}
@@ -237,16 +253,17 @@ def _grid(seed: int) -> dict[tuple[str, int, int], Cell]:
     """Every cell of the grid: a cell with ``t`` trials and ``n`` labels reads the bank's data sets at
     ``t`` trials (each item's first ``t``) and labels their first ``n`` items."""
     bank = _judged.draw_bank(np.random.default_rng(seed), REPS, ITEMS, TRIALS, (1.0, PAIRED_SCALE))
-    cells = {}
-    for index, (judge, trials, labelled) in enumerate(
-        (j, t, n) for j in _judged.JUDGES for t in TRIALS for n in LABELLED
-    ):
-        counts = bank[judge, trials, 1.0]
-        if labelled >= 100 or (judge, trials) in OWN_DRAWS_AT_30:
-            counts = _judged.draw(np.random.default_rng(2700 + index), REPS, ITEMS, trials, judge)
-        cells[judge, trials, labelled] = _single(counts, labelled) | _shared(
-            bank[judge, trials, 1.0], bank[judge, trials, PAIRED_SCALE], labelled
-        )
+    cells: dict[tuple[str, int, int], Cell] = {}
+    for judge in _judged.JUDGES:
+        for trials in TRIALS:
+            first = bank[judge, trials, 1.0]
+            paired = _paired_values(first, bank[judge, trials, PAIRED_SCALE])  # each label count reads them
+            for labelled in LABELLED:
+                counts = first
+                if labelled >= 100 or (judge, trials) in OWN_DRAWS_AT_30:
+                    index = len(cells)  # the cell's place in the grid
+                    counts = _judged.draw(np.random.default_rng(2700 + index), REPS, ITEMS, trials, judge)
+                cells[judge, trials, labelled] = _single(counts, labelled) | _shared(first, paired, labelled)
     return cells
 
 

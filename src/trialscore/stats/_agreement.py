@@ -312,14 +312,38 @@ def _coefficient(parts: tuple[FloatArray, FloatArray]) -> FloatArray:
     return value
 
 
+def _percentile_bounds(
+    draws: Mapping[str, FloatArray], level: float
+) -> dict[str, tuple[float, float] | None]:
+    """Each figure's two-sided percentile bounds over its draws without NaN (None when none is left).
+
+    The figures whose kept draws are equally many go through one ``np.quantile`` along rows: a row's
+    quantiles are its own (the same floats as a call on the row alone), without a call per figure.
+    """
+    tail = 0.5 * (1.0 - level)
+    kept = {name: values[~np.isnan(values)] for name, values in draws.items()}
+    sizes: dict[int, list[str]] = {}
+    for name, values in kept.items():
+        sizes.setdefault(values.size, []).append(name)
+    bounds: dict[str, tuple[float, float] | None] = dict.fromkeys(sizes.get(0, ()))
+    for size, names in sizes.items():
+        if size:
+            rows = np.quantile(np.stack([kept[name] for name in names]), [tail, 1.0 - tail], axis=1)
+            bounds.update(zip(names, zip(rows[0].tolist(), rows[1].tolist(), strict=True), strict=True))
+    return bounds
+
+
 def _interval(
-    estimate: float, expected: float, draws: FloatArray, largest: float, items: int, level: float
+    estimate: float,
+    expected: float,
+    bounds: tuple[float, float] | None,
+    largest: float,
+    items: int,
+    level: float,
 ) -> AgreementInterval:
     if math.isnan(estimate):
         return AgreementInterval(math.nan, math.nan, math.nan, level)
-    kept = draws[~np.isnan(draws)]
-    tail = 0.5 * (1.0 - level)
-    low, high = (float(v) for v in np.quantile(kept, [tail, 1.0 - tail])) if kept.size else (estimate,) * 2
+    low, high = bounds if bounds is not None else (estimate, estimate)
     if estimate == 1.0 and low == high:
         z2 = normal_quantile(level) ** 2
         low = 1.0 - (z2 / (items + z2)) * largest / expected
@@ -342,9 +366,10 @@ def _bootstrap(
     for block in weights:
         for name, figure in figures.items():
             replicates[name].append(_coefficient(figure.parts(block)))
+    bounds = _percentile_bounds({name: np.concatenate(draws) for name, draws in replicates.items()}, level)
     return {
-        name: _interval(*estimates[name], np.concatenate(draws), figures[name].largest, items, level)
-        for name, draws in replicates.items()
+        name: _interval(*estimates[name], bounds[name], figure.largest, items, level)
+        for name, figure in figures.items()
     }
 
 

@@ -92,13 +92,43 @@ class PPIResult:
     lam: FloatArray
 
 
-def _lambda(cov: FloatArray, f_sum: FloatArray, f_squares: FloatArray, n: int, u: FloatArray) -> FloatArray:
-    """PPI++'s lambda from labelled moments and the unlabelled judge values (last axis), clipped to [0, 1]."""
+def _unlabelled_moments(u: FloatArray, ddof: int) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Per row of ``u`` (last axis): ``u.sum``, ``u.mean``, ``u.var(ddof=ddof)`` and ``(u * u).sum``.
+
+    The same floats as those calls give (zeros without values, the variance zero with one value),
+    from one sum and one scratch array: the mean is the sum over the count, the variance the squared
+    deviations from it summed over the count less ``ddof``, as NumPy computes them.
+    """
     big = u.shape[-1]
     if big == 0:
+        zeros = np.zeros(u.shape[:-1])
+        return zeros, zeros, zeros, zeros
+    total = u.sum(axis=-1)
+    mean = total / big
+    scratch = np.subtract(u, mean[..., None])
+    var = (
+        np.multiply(scratch, scratch, out=scratch).sum(axis=-1) / (big - ddof)
+        if big > 1
+        else np.zeros_like(mean)
+    )
+    squares = np.multiply(u, u, out=scratch).sum(axis=-1)
+    return total, mean, var, squares
+
+
+def _lambda(
+    cov: FloatArray,
+    f_sum: FloatArray,
+    f_squares: FloatArray,
+    n: int,
+    u_sum: FloatArray,
+    u_squares: FloatArray,
+    big: int,
+) -> FloatArray:
+    """PPI++'s lambda, clipped to [0, 1], from the labelled and ``big`` unlabelled judge values' moments."""
+    if big == 0:
         return np.zeros_like(cov)
-    total = f_sum + u.sum(axis=-1)
-    pooled = (f_squares + (u * u).sum(axis=-1) - total * total / (n + big)) / (n + big - 1)
+    total = f_sum + u_sum
+    pooled = (f_squares + u_squares - total * total / (n + big)) / (n + big - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         lam = np.where(pooled > 0.0, cov / ((1.0 + n / big) * pooled), 0.0)
     clipped: FloatArray = np.clip(lam, 0.0, 1.0)
@@ -115,11 +145,10 @@ def ppi_rows(
     is the trial-noise variance per item that floors a zero standard error.
     """
     n, big = y.shape[-1], u.shape[-1]
-    u_mean = u.mean(axis=-1) if big else np.zeros(y.shape[:-1])
-    u_var = u.var(axis=-1, ddof=0 if method == "normal" else 1) if big > 1 else np.zeros(y.shape[:-1])
+    u_sum, u_mean, u_var, u_squares = _unlabelled_moments(u, ddof=0 if method == "normal" else 1)
     if method == "normal":
         cov = ((y - y.mean(-1, keepdims=True)) * (f - f.mean(-1, keepdims=True))).mean(-1)
-        lam = _lambda(cov, f.sum(-1), (f * f).sum(-1), n, u)
+        lam = _lambda(cov, f.sum(-1), (f * f).sum(-1), n, u_sum, u_squares, big)
         rectifier = y - lam[..., None] * f
         estimate = lam * u_mean + rectifier.mean(-1)
         se = np.sqrt(lam**2 * u_var / max(big, 1) + rectifier.var(-1) / n)
@@ -131,7 +160,7 @@ def ppi_rows(
         squares_out = (f * f).sum(-1, keepdims=True) - f * f
         cross_out = (y * f).sum(-1, keepdims=True) - y * f
         cov = cross_out / m - (y_out / m) * (f_out / m)
-        lam_out = _lambda(cov, f_out, squares_out, m, u[..., None, :])
+        lam_out = _lambda(cov, f_out, squares_out, m, u_sum[..., None], u_squares[..., None], big)
         estimate = (y + lam_out * (u_mean[..., None] - f)).mean(-1)
         lam = lam_out.mean(-1)
         se = np.sqrt(lam**2 * u_var / max(big, 1) + (y - lam_out * f).var(-1, ddof=1) / n)

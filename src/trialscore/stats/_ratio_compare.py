@@ -89,6 +89,8 @@ def shared_rows(
     if ids == candidate.ids and len(set(ids)) == len(ids):
         both = (baseline.trials > 0) & (candidate.trials > 0)
         rows = np.flatnonzero(both).astype(np.int64)
+        if rows.size == len(ids):  # every item paired: none alone, without reading the ids
+            return rows, rows.copy(), ()
         alone = tuple(key for key, paired in zip(ids, both.tolist(), strict=True) if not paired)
         return rows, rows.copy(), alone
     return _matched_rows(baseline, candidate)
