@@ -24,12 +24,13 @@ def rates(rng: np.random.Generator, name: str, shape: tuple[int, ...]) -> np.nda
 
 def passes(rng: np.random.Generator, trials: int, p: np.ndarray) -> np.ndarray:
     """Binomial(``trials``, ``p``) pass counts drawn trial by trial, a float32 uniform below ``p`` a pass:
-    for the few trials an item has, several times cheaper than ``rng.binomial``."""
+    for the few trials an item has, several times cheaper than ``rng.binomial``.  The counts add up in
+    bytes while they fit (adding a pass to a byte is cheaper than to an int64), returned as int64."""
     rate = p.astype(np.float32)
-    count = np.zeros(p.shape, dtype=np.int64)
+    count = np.zeros(p.shape, dtype=np.uint8 if trials <= np.iinfo(np.uint8).max else np.int64)
     for _ in range(trials):
         count += rng.random(p.shape, dtype=np.float32) < rate
-    return count
+    return count.astype(np.int64)
 
 
 def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
