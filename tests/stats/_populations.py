@@ -5,6 +5,8 @@ Items have true pass rates drawn from one of these; each item then gets Bernoull
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 #: name -> Beta(a, b) parameters; "mixture" is 40% at 1, 20% at 0, 40% uniform on [0, 1].
@@ -22,12 +24,13 @@ def rates(rng: np.random.Generator, name: str, shape: tuple[int, ...]) -> np.nda
 
 def passes(rng: np.random.Generator, trials: int, p: np.ndarray) -> np.ndarray:
     """Binomial(``trials``, ``p``) pass counts drawn trial by trial, a float32 uniform below ``p`` a pass:
-    for the few trials an item has, several times cheaper than ``rng.binomial``."""
+    for the few trials an item has, several times cheaper than ``rng.binomial``.  The counts add up in
+    bytes while they fit (adding a pass to a byte is cheaper than to an int64), returned as int64."""
     rate = p.astype(np.float32)
-    count = np.zeros(p.shape, dtype=np.int64)
+    count = np.zeros(p.shape, dtype=np.uint8 if trials <= np.iinfo(np.uint8).max else np.int64)
     for _ in range(trials):
         count += rng.random(p.shape, dtype=np.float32) < rate
-    return count
+    return count.astype(np.int64)
 
 
 def jeffreys_noise(c: np.ndarray, n: int) -> np.ndarray:
@@ -57,9 +60,22 @@ def spread(name: str) -> float:
     return variance / (mean * (1 - mean))
 
 
-def shift_for_mean(name: str, delta: float, rng_seed: int = 0) -> float:
-    """The common per-item shift whose clipped mean change is ``delta`` (bisection on 200,000 rates)."""
+@functools.cache
+def _seeded_rates(name: str, rng_seed: int) -> np.ndarray:
+    """200,000 rates of population ``name`` from ``rng_seed``, drawn once (read-only)."""
     p = rates(np.random.default_rng(rng_seed), name, (200_000,))
+    p.setflags(write=False)
+    return p
+
+
+@functools.cache
+def shift_for_mean(name: str, delta: float, rng_seed: int = 0) -> float:
+    """The common per-item shift whose clipped mean change is ``delta`` (bisection on 200,000 rates).
+
+    Remembered: the planner tests ask for the same shift more than once, and both directions read the
+    same seeded rates.
+    """
+    p = _seeded_rates(name, rng_seed)
     low, high = -1.0, 1.0  # the clipped mean change rises with the shift
     for _ in range(60):
         mid = 0.5 * (low + high)

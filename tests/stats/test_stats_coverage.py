@@ -14,6 +14,7 @@ value lies in [0.05, 0.95].  ``python -m pytest tests/stats/test_stats_coverage.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -24,7 +25,7 @@ from scipy.stats import betabinom, binom
 from tests.stats._populations import BETAS, NAMES, rates
 from trialscore.core.bank import Bank
 from trialscore.core.estimators import state_scores
-from trialscore.stats import item_interval
+from trialscore.stats import Interval, item_interval
 from trialscore.stats._intervals import EFFECTIVE_WILSON, _histogram_interval
 from trialscore.stats._noise import state_noise_variances
 
@@ -57,13 +58,27 @@ def bounds(items: int, value: float) -> tuple[float, float]:
     return low, high
 
 
+@functools.cache
+def binary_intervals(metric: str, k: int, trials: int, items: int) -> tuple[Interval, ...]:
+    """``item_interval`` of the bank with ``ones`` items at c = N and the rest at c = 0, for every ``ones``.
+
+    The same banks for every population: computed once, read by each population's exact coverage.
+    """
+    return tuple(
+        item_interval(
+            Bank.from_counts([trials] * items, [trials] * ones + [0] * (items - ones)),
+            metric,
+            None if metric == "avg" else k,
+        )
+        for ones in range(items + 1)
+    )
+
+
 def exact_binary_coverage(metric: str, k: int, trials: int, items: int, value: float) -> float:
     """P(cover) when every item's value is 0 or 1 (c = 0 or c = N gives those values)."""
     covered = 0.0
     chance = binom.pmf(np.arange(items + 1), items, value).tolist()
-    for ones in range(items + 1):
-        bank = Bank.from_counts([trials] * items, [trials] * ones + [0] * (items - ones))
-        interval = item_interval(bank, metric, None if metric == "avg" else k)
+    for ones, interval in enumerate(binary_intervals(metric, k, trials, items)):
         if interval.contains(value):
             covered += chance[ones]
     return covered

@@ -151,7 +151,8 @@ def _bca_probabilities(
     resamples = draws.size
     # Ties with the estimate (common for discrete statistics) count half; "equal" is within a
     # relative 1e-12, since the estimate is rounded once and each replicate is a float sum.
-    tied = np.isclose(draws, estimate, rtol=1e-12, atol=0.0)
+    # (np.isclose(draws, estimate, rtol=1e-12, atol=0.0) for the finite estimate, without its set-up)
+    tied = np.abs(draws - estimate) <= 1e-12 * abs(estimate) if math.isfinite(estimate) else draws == estimate
     below = np.count_nonzero((draws < estimate) & ~tied) + 0.5 * np.count_nonzero(tied)
     share = min(max(below / resamples, 0.5 / resamples), 1.0 - 0.5 / resamples)
     z0 = float(_scipy.ndtri(share))

@@ -124,7 +124,7 @@ def verdicts(low: ArrayLike, high: ArrayLike, margin: float) -> IntArray:
     """
     low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
     inside = (-margin < low) & (high < margin) if margin > 0 else np.zeros(low.shape, dtype=bool)
-    out: IntArray = np.select([high < 0, low > 0, inside], [0, 1, 2], -1).astype(np.int64)
+    out: IntArray = np.where(high < 0, 0, np.where(low > 0, 1, np.where(inside, 2, -1))).astype(np.int64)
     return out
 
 

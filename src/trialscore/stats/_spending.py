@@ -47,7 +47,7 @@ from trialscore.stats import _scipy
 __all__ = ["spending_bounds"]
 
 FloatArray = NDArray[np.float64]
-#: ``c -> (P(cross at this look, not before), a function giving its slope in c)``
+#: ``c -> (P(cross at this look, not before), a function giving its slope in c, to ask before the next c)``
 Crossing = Callable[[float], tuple[float, Callable[[], float]]]
 
 _NEVER = 40.0  # a boundary no standard normal statistic reaches (a look that spends nothing)
@@ -80,22 +80,30 @@ def _simpson(low: float, high: float, grid: int) -> tuple[FloatArray, FloatArray
 def _crossing(points: FloatArray, mass: FloatArray, spread: float, root: float) -> Crossing:
     """``c -> (P(cross at this look, not before), its slope in c)`` from the density's mass on ``points``.
 
-    The slope comes as a function, evaluated only when a Newton step needs it (not at the last ``c``).
+    The slope comes as a function, evaluated only when a Newton step needs it (not at the last ``c``),
+    and before the next call: the calls share their buffers (no arrays made per Newton step).
     """
     ndtr = _scipy.ndtr
     size = points.size
     both = np.concatenate((points, -points))  # the upper tail's points, then the lower's
+    # buffers reused by every call: a call's slope reads them, so it is asked before the next call
+    scaled = np.empty(2 * size)
+    values = np.empty(2 * size)
+    upper, lower = values[:size], values[size:]
+
+    def slope() -> float:
+        np.square(scaled, out=values)
+        np.divide(values, -2.0, out=values)
+        np.exp(values, out=values)
+        near = float(mass @ np.add(upper, lower, out=upper))
+        return -near * root / (spread * _ROOT_2PI)
 
     def crossing(c: float) -> tuple[float, Callable[[], float]]:
-        scaled = (both - c * root) / spread  # (points - c root) / spread, then (-c root - points) / spread
-        tails = ndtr(scaled)
-
-        def slope() -> float:
-            heights = np.exp(scaled**2 / -2.0)
-            near = float(mass @ (heights[:size] + heights[size:]))
-            return -near * root / (spread * _ROOT_2PI)
-
-        return float(mass @ (tails[:size] + tails[size:])), slope
+        # (points - c root) / spread, then (-c root - points) / spread
+        np.subtract(both, c * root, out=scaled)
+        np.divide(scaled, spread, out=scaled)
+        ndtr(scaled, out=values)
+        return float(mass @ np.add(upper, lower, out=upper)), slope
 
     return crossing
 
