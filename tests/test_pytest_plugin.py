@@ -212,6 +212,24 @@ def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(sessions: Fo
     assert done.code == 0 and "1 passed" in done.stdout
 
 
+def test_the_confident_rule_is_the_exact_lower_bound_against_the_bar() -> None:
+    """A rate below the bar is decided without the bound (which is at most the rate): the same verdicts
+    as the bound's, and the same errors."""
+    from trialscore.errors import EvaluationError
+    from trialscore.pytest_plugin import meets_bar
+
+    for n in range(1, 41):
+        for c in range(n + 1):
+            low = proportion_interval(c, n, 0.9, method="clopper-pearson").low
+            for bar in (0.0, c / n, 0.5, 0.8, 1.0):
+                assert meets_bar(c, n, bar, "confident", 0.9) == (low >= bar), (c, n, bar)
+    for c, n, level in ((3, 5, 1.5), (6, 5, 0.95), (1, 0, 0.95)):  # the bound's own errors
+        with pytest.raises(EvaluationError) as raised:
+            proportion_interval(c, n, level, method="clopper-pearson")
+        with pytest.raises(EvaluationError, match=re.escape(str(raised.value))):
+            meets_bar(c, n, 0.9, "confident", level)
+
+
 @pytest.mark.slow
 def test_the_confident_rule_passes_a_test_below_its_bar_at_most_at_its_nominal_rate() -> None:
     """Exact: the chance that X ~ Binomial(n, bar) passes (the worst true rate below the bar) is at most

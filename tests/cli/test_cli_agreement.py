@@ -163,6 +163,7 @@ def test_two_scorers_of_an_inspect_log_are_two_judges(tmp_path: Path) -> None:
         log_dir=str(tmp_path / "logs"),
         display="none",
         max_samples=1,
+        ctl_server=False,  # no control channel (its web server) for an eval nobody steers
     )
     result = runner.invoke(app, ["agreement", str(tmp_path / "logs"), "-f", "json", "--resamples", "100"])
     assert result.exit_code == 0, result.output

@@ -1,6 +1,9 @@
 """docs/extending.md's recipes run as written: each recipe's files are written to a folder, its entry
 points installed as a real distribution's metadata (a ``.dist-info`` folder on ``PYTHONPATH``, found by
-``importlib.metadata`` as an installed package's), and its commands run in fresh processes."""
+``importlib.metadata`` as an installed package's), and its commands run in processes of their own: a
+``python`` line in a fresh interpreter, a ``trialscore`` line as ``python -m trialscore`` forked from one
+Python that imported trialscore's command line once (tests/forks.py; tests/test_cli.py starts the installed
+script afresh), the plugins loaded by each command as by one started afresh."""
 
 from __future__ import annotations
 
@@ -8,9 +11,12 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.forks import Forks
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -51,27 +57,42 @@ def materialise(section: str, folder: Path) -> list[str]:
     return commands
 
 
-def run(command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+@pytest.fixture(scope="module")
+def trialscore() -> Iterator[Forks]:
+    """Runs ``trialscore`` lines, each a process of its own (tests/forks.py), within 120 s.  The server
+    imports the command line alone, never the runner (whose graders and targets load the plugins)."""
+    forks = Forks(120)
+    yield forks
+    forks.close()
+
+
+def run(trialscore: Forks, command: str, folder: Path) -> subprocess.CompletedProcess[str]:
+    """The recipe's line ``command`` run in ``folder``, as installed: the folder on ``PYTHONPATH``."""
     env = {
-        **os.environ,
         "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": str(folder),
         "COLUMNS": "120",
     }
     argv = command.split()
+    if argv[0] == "trialscore":  # the environment and the import path a fresh start would have
+        prelude = f"import os, sys; os.environ.update({env!r}); sys.path.insert(1, {str(folder)!r})"
+        done = trialscore.run(*argv[1:], cwd=folder, prelude=prelude)
+        return subprocess.CompletedProcess(argv, done.code, done.stdout, done.stderr)
     if argv[0] == "python":
         argv[0] = sys.executable
-    return subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        argv, cwd=folder, env={**os.environ, **env}, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("recipe", ["A metric", "A grader type", "A target type", "A log format"])
-def test_every_recipe_runs_as_written(tmp_path: Path, recipe: str) -> None:
+def test_every_recipe_runs_as_written(trialscore: Forks, tmp_path: Path, recipe: str) -> None:
     commands = materialise(sections()[recipe], tmp_path)
     assert commands, recipe
     outputs = []
     for command in commands:
-        done = run(command, tmp_path)
+        done = run(trialscore, command, tmp_path)
         assert done.returncode == 0, f"{command}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         assert "Traceback" not in done.stderr
         outputs.append(done.stdout)
@@ -88,10 +109,10 @@ def test_every_recipe_runs_as_written(tmp_path: Path, recipe: str) -> None:
 
 
 @pytest.mark.slow
-def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(tmp_path: Path) -> None:
+def test_a_plugin_that_cannot_be_imported_is_one_line_naming_it(trialscore: Forks, tmp_path: Path) -> None:
     materialise(sections()["A grader type"], tmp_path)
     (tmp_path / "shout_grader.py").write_text("raise RuntimeError('broken on purpose')\n")
-    done = run("trialscore validate suite.yaml", tmp_path)
+    done = run(trialscore, "trialscore validate suite.yaml", tmp_path)
     assert done.returncode == 2, done.stderr
     assert (
         "plugin 'shout' (shout_grader, entry point group 'trialscore.graders') cannot be loaded"

@@ -254,3 +254,39 @@ def test_a_judged_run_says_judge_only_in_its_summary_junit_and_terminal(tmp_path
         tmp_path / "plain",
     )
     assert "calibration" not in build_summary(plain) and "calibration" not in run_junit(plain)
+
+
+def test_judges_and_agent_share_one_ssl_context_with_httpx_default_trust(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every openai target's client (an agent and its judges alike) verifies with one SSL context per
+    process, httpx's default for the environment it reads: a CA bundle named by SSL_CERT_FILE is the
+    trust of the targets made after it is set."""
+    import certifi
+    import httpx
+
+    from trialscore.runner.targets.openai import OpenAITarget, OpenAITargetSpec
+
+    def context(target: OpenAITarget) -> Any:
+        return target._client._transport._pool._ssl_context  # type: ignore[attr-defined]
+
+    def targets() -> list[OpenAITarget]:
+        specs = [
+            OpenAITargetSpec(type="openai", name=n, base_url="http://127.0.0.1:9", model=m)
+            for n, m in JUDGES.items()
+        ]
+        return [OpenAITarget(spec, 2) for spec in specs]
+
+    def trust(ssl_context: Any) -> list[Any]:
+        return sorted(map(str, ssl_context.get_ca_certs()))
+
+    first, second = targets()
+    assert context(first) is context(second)
+    assert trust(context(first)) == trust(httpx.create_ssl_context())
+    pem = Path(certifi.where()).read_text()
+    one = tmp_path / "one.pem"
+    one.write_text(pem[: pem.index("-----END CERTIFICATE-----") + len("-----END CERTIFICATE-----\n")])
+    monkeypatch.setenv("SSL_CERT_FILE", str(one))
+    third, _ = targets()
+    assert context(third) is not context(first) and len(trust(context(third))) == 1
+    assert trust(context(third)) == trust(httpx.create_ssl_context())

@@ -330,8 +330,15 @@ def resolve_metric(metric: MetricLike, *, per_item: bool = False, trial_values: 
 
 
 def _at_least(needed: Callable[[int, Tau | None], int]) -> Credit:
-    """The credit ``1[j >= needed(k, tau)]``."""
-    return lambda k, tau: ([int(j >= needed(k, tau)) for j in range(k + 1)], 1)
+    """The credit ``1[j >= needed(k, tau)]`` (the threshold found once for all ``j``)."""
+
+    def credit(k: int, tau: Tau | None) -> tuple[list[int], int]:
+        if k < 0:  # no j: the threshold is never asked for
+            return [], 1
+        threshold = needed(k, tau)
+        return [int(j >= threshold) for j in range(k + 1)], 1
+
+    return credit
 
 
 def _mg_pass(k: int, tau: Tau | None) -> tuple[list[int], int]:
