@@ -37,6 +37,20 @@ def test_counts_are_read_only() -> None:
         bank.c[0] = 2
 
 
+@pytest.mark.parametrize(("n", "c"), [([4, 4, 4], [0, 4, 4]), ([9, 4, 9], [1, 1, 1]), ([300, 2], [150, 1])])
+def test_states_are_found_once_and_read_only(n: list[int], c: list[int]) -> None:
+    bank = Bank.from_counts(n, c)
+    states, index = bank.states(), bank.state_index()
+    for again, first in zip((*bank.states(), *bank.state_index()), (*states, *index), strict=True):
+        assert again is first  # the same arrays: found once for the bank
+        with pytest.raises(ValueError, match="read-only"):
+            again[0] = 7  # so that no reader can change them for the next
+    fresh = Bank.from_counts(n, c)
+    assert [a.tolist() for a in fresh._distinct_states(inverse=True)] == [
+        a.tolist() for a in (*states, index[2])
+    ]
+
+
 def test_as_bank_dispatch() -> None:
     bank = Bank.from_counts([2], [1])
     assert as_bank(bank) is bank

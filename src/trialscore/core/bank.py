@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -284,7 +285,7 @@ class Bank:
         >>> [a.tolist() for a in Bank.from_counts([5, 5, 3], [3, 3, 1]).states()]
         [[3, 5], [1, 3], [1, 2]]
         """
-        n, c, freq, _ = self._distinct_states(inverse=False)
+        n, c, freq, _ = self._states
         return n, c, freq
 
     def state_index(self) -> tuple[IntArray, IntArray, IntArray]:
@@ -293,8 +294,18 @@ class Bank:
         >>> [a.tolist() for a in Bank.from_counts([5, 3, 5], [3, 1, 3]).state_index()]
         [[3, 5], [1, 3], [1, 0, 1]]
         """
-        n, c, _, inverse = self._distinct_states(inverse=True)
+        n, c, _, inverse = self._state_index
         return n, c, inverse
+
+    # The bank is read-only (its arrays too): its states are found once, on first use, and kept
+    # read-only, however many estimators, intervals and comparisons read them.
+    @cached_property
+    def _states(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        return self._distinct_states(inverse=False)
+
+    @cached_property
+    def _state_index(self) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+        return self._distinct_states(inverse=True)
 
     def _distinct_states(self, inverse: bool) -> tuple[IntArray, IntArray, IntArray, IntArray]:
         """States keyed by ``c`` (common n) or ``n * (n_max + 1) + c``; histogram when small, else sort."""
@@ -313,7 +324,10 @@ class Bank:
             n, c = np.full(present.size, common, dtype=np.int64), present
         else:
             n, c = present // width, present % width
-        return n, c.astype(np.int64), freq.astype(np.int64), index.ravel()
+        out = (n, c.astype(np.int64), freq.astype(np.int64), index.ravel())
+        for part in out:
+            part.setflags(write=False)
+        return out
 
     def check_k(self, k: object, name: str = "k") -> int:
         """Validate a draw size against every item; return it as ``int``.

@@ -17,10 +17,10 @@ from numpy.typing import ArrayLike, NDArray
 from trialscore._validate import check_values
 from trialscore.core._kernels import Tau
 from trialscore.core.bank import Bank, as_bank, checked_matrix, is_ragged
-from trialscore.core.estimators import _values
+from trialscore.core.estimators import item_scores
 from trialscore.core.metrics import Metric
 from trialscore.errors import EvaluationError
-from trialscore.stats._noise import state_noise_variances
+from trialscore.stats._noise import trial_noise_variances
 
 __all__ = ["Items", "Run", "matched", "run_items"]
 
@@ -67,9 +67,7 @@ def _per_item_values(
         if graded is not None:
             return graded[0], graded[1], None
     bank = as_bank(rows, name)  # type: ignore[arg-type]
-    n, c, index = bank.state_index()  # item_scores' and trial_noise_variances' states, found once
-    values = _values(bank, metric, k, tau, n, c)[index]
-    return values, state_noise_variances(n, c, metric, k, tau)[index], bank
+    return item_scores(bank, metric, k, tau), trial_noise_variances(bank, metric, k, tau), bank
 
 
 def run_items(
