@@ -213,8 +213,8 @@ def test_a_confident_rule_that_cannot_pass_is_refused_at_collection(sessions: Fo
 
 
 def test_the_confident_rule_is_the_exact_lower_bound_against_the_bar() -> None:
-    """A rate below the bar is decided without the bound (which is at most the rate): the same verdicts
-    as the bound's, and the same errors."""
+    """The confident rule's verdict is the exact (Clopper-Pearson) lower bound against the bar, at every
+    count to 40 trials and at bars on the rate itself, and its errors are the bound's."""
     from trialscore.errors import EvaluationError
     from trialscore.pytest_plugin import meets_bar
 
