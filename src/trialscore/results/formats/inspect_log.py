@@ -134,16 +134,12 @@ def read(path: Path, sink: TrialSink) -> None:
 
 
 def _check_size(
-    path: Path,
-    archive: zipfile.ZipFile | None,
-    samples: bool = False,
-    members: Sequence[zipfile.ZipInfo] | None = None,
+    path: Path, archive: zipfile.ZipFile | None, members: Sequence[zipfile.ZipInfo], samples: bool
 ) -> None:
     """Refuse a log that would take unbounded memory to read (a zip bomb, an oversized JSON log) or
     is nested deeper than inspect_ai's JSON parser takes (it would crash, not say so); ``archive``: the
     ``.eval`` log opened (None: a JSON log); ``samples``: the transcripts are read too (trial detail),
-    so they are checked as the header is; ``members``: those of ``archive`` to check, in order (all
-    of them if None)."""
+    so they are checked as the header is; ``members``: those of ``archive`` to check, in order."""
     if archive is None:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
@@ -155,7 +151,7 @@ def _check_size(
         check_nesting(path.read_bytes(), str(path))
         return
     try:
-        for info in archive.infolist() if members is None else members:
+        for info in members:
             if info.filename.startswith("samples/") and not samples:
                 continue
             if _is_summary(info.filename):  # streamed: bounded by the ratio, its depth checked as parsed
@@ -250,14 +246,14 @@ def _load(
         native = next(
             (at for at, info in enumerate(members) if info.compress_type not in _NATIVE), len(members)
         )
-        _check_size(path, archive, transcripts, members[:native])
+        _check_size(path, archive, members[:native], transcripts)
         try:
             from inspect_ai.log import read_eval_log, read_eval_log_sample_summaries
             from inspect_ai.scorer import value_to_float
         except ImportError as exc:
             raise EvaluationError(needs_extra) from exc
         if archive is not None:
-            _check_size(path, archive, transcripts, members[native:])
+            _check_size(path, archive, members[native:], transcripts)
         try:
             header = read_eval_log(str(path), header_only=True)
             if archive is not None:
