@@ -126,7 +126,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "trials(n=10, min_pass_rate=1.0, rule='point', level=0.95): run the test n times and pass it when "
-        "its pass rate meets min_pass_rate (rule 'confident': the Wilson lower bound does)",
+        "its pass rate meets min_pass_rate (rule 'confident': the exact (Clopper-Pearson) lower bound at "
+        "the mark's level does)",
     )
     _COLLECTED.clear()
 
