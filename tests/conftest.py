@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
+
+from tests.forks import ForkServers
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True)
@@ -36,3 +39,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(*GC_THRESHOLDS)
+
+
+@pytest.fixture(scope="session")
+def fork_servers() -> Iterator[ForkServers]:
+    """The fork servers of this test process (tests/forks.py), shared by its test modules and ended at
+    the session's end."""
+    servers = ForkServers()
+    yield servers
+    servers.close()

@@ -12,7 +12,8 @@ their own (one file with ``merge``, as ``2>&1``), and answers each with two JSON
 process id once it started, then ``[exit code, peak memory in KiB, stdout, stderr]`` once it ended.
 The peak is the fork's ``ru_maxrss`` plus the server's file-backed resident memory (its shared
 libraries), which a fork does not count until it touches it but a process started afresh does: so
-it is no less than the command takes started afresh.  :class:`Forks` drives a server from a test.
+it is no less than the command takes started afresh.  :class:`Forks` drives a server from a test;
+:class:`ForkServers` keeps one server per program and imports for every test module of a process.
 """
 
 from __future__ import annotations
@@ -29,7 +30,17 @@ from pathlib import Path
 
 import pytest
 
-__all__ = ["HELPERS", "RUNNER", "SERVER", "Done", "Forks", "answers", "request", "server_command"]
+__all__ = [
+    "HELPERS",
+    "RUNNER",
+    "SERVER",
+    "Done",
+    "ForkServers",
+    "Forks",
+    "answers",
+    "request",
+    "server_command",
+]
 
 #: What every command imports: trialscore's command line, the shared options, the renderer and the
 #: readers (none registers a command).
@@ -183,3 +194,25 @@ class Forks:
                 os.killpg(self.process.pid, signal.SIGKILL)
             self.process.communicate(timeout=60)
             self.process, self.running = None, False
+
+
+class ForkServers:
+    """The servers of one test process, one per program and imports: the test modules that run the same
+    program after the same imports share one server (started by the first command, ended by
+    :meth:`close` at the session's end, or at a hang as :class:`Forks` says).  A server's state never
+    changes (each command runs in a fork of it), so what one module ran cannot reach the next."""
+
+    def __init__(self) -> None:
+        self._servers: dict[tuple[str, tuple[str, ...]], Forks] = {}
+
+    def get(self, timeout: float, modules: tuple[str, ...] = HELPERS, program: str = "trialscore") -> Forks:
+        """The server of ``program`` after ``modules``; a command over ``timeout`` seconds (the asking
+        module's own bound, kept until another module asks) is a hang."""
+        forks = self._servers.setdefault((program, modules), Forks(timeout, modules, program))
+        forks.timeout = timeout
+        return forks
+
+    def close(self) -> None:
+        """End every server."""
+        for forks in self._servers.values():
+            forks.close()

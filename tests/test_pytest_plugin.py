@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.forks import Done, Forks
+from tests.forks import Done, Forks, ForkServers
 from trialscore.runner.seeds import trial_seed
 from trialscore.stats import proportion_interval
 
@@ -77,11 +76,9 @@ ALONE = "import os; os.environ['PYTEST_DISABLE_PLUGIN_AUTOLOAD'] = '1'"
 
 
 @pytest.fixture(scope="module")
-def sessions() -> Iterator[Forks]:
+def sessions(fork_servers: ForkServers) -> Forks:
     """Runs ``python -m pytest``, each session a process of its own (tests/forks.py)."""
-    forks = Forks(300, IMPORTED, program="pytest")
-    yield forks
-    forks.close()
+    return fork_servers.get(300, IMPORTED, program="pytest")
 
 
 def session(sessions: Forks, folder: Path, *args: str, timeout: float = 120) -> Done:

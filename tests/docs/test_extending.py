@@ -11,12 +11,11 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.forks import Forks
+from tests.forks import Forks, ForkServers
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -58,12 +57,10 @@ def materialise(section: str, folder: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def trialscore() -> Iterator[Forks]:
+def trialscore(fork_servers: ForkServers) -> Forks:
     """Runs ``trialscore`` lines, each a process of its own (tests/forks.py), within 120 s.  The server
     imports the command line alone, never the runner (whose graders and targets load the plugins)."""
-    forks = Forks(120)
-    yield forks
-    forks.close()
+    return fork_servers.get(120)
 
 
 def run(trialscore: Forks, command: str, folder: Path) -> subprocess.CompletedProcess[str]:

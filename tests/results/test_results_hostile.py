@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ import pytest
 from _zip_bomb import repeated_member, small_member, zip_with
 
 from tests.cli_runner import CliRunner
-from tests.forks import Forks
+from tests.forks import Forks, ForkServers
 from trialscore.cli import app
 from trialscore.errors import EvaluationError
 from trialscore.results.formats import FORMATS
@@ -35,11 +34,9 @@ HUNG_SECONDS = 300
 
 
 @pytest.fixture(scope="module")
-def trialscore() -> Iterator[Forks]:
+def trialscore(fork_servers: ForkServers) -> Forks:
     """Runs each command in a process of its own (see tests/forks.py)."""
-    forks = Forks(HUNG_SECONDS)
-    yield forks
-    forks.close()
+    return fork_servers.get(HUNG_SECONDS)
 
 
 def _refused(trialscore: Forks, *args: str, message: str) -> None:

@@ -26,7 +26,7 @@ import pytest
 import yaml
 
 from tests.cli_runner import CliRunner
-from tests.forks import HELPERS, RUNNER, Forks
+from tests.forks import HELPERS, RUNNER, Forks, ForkServers
 from tests.processes import alive
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_STORE_FAILED
@@ -41,12 +41,10 @@ def write_suite(tmp_path: Path, document: dict, agent: str | None = None) -> Pat
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Forks]:
+def runs(fork_servers: ForkServers) -> Forks:
     """Runs the runner's CLI, each run a process of its own (tests/forks.py); a run that does not end
     within 90 s fails the test (no hang)."""
-    forks = Forks(90, HELPERS + RUNNER)
-    yield forks
-    forks.close()
+    return fork_servers.get(90, HELPERS + RUNNER)
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:

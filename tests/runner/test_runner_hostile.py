@@ -10,14 +10,13 @@ import signal
 import sys
 import time
 import tracemalloc
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 from rich.console import Console
 
-from tests.forks import HELPERS, RUNNER, Forks
+from tests.forks import HELPERS, RUNNER, Forks, ForkServers
 from trialscore.runner.options import RunOptions
 from trialscore.runner.orchestrator import execute_suite
 from trialscore.runner.suite import load_suite
@@ -55,12 +54,10 @@ def regex_suite(tmp_path: Path, timeout_s: float, trials: int) -> Path:
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Forks]:
+def runs(fork_servers: ForkServers) -> Forks:
     """Runs ``trialscore run``, each run a process of its own (tests/forks.py); one that does not end
     within 60 s fails the test, as hung."""
-    forks = Forks(60, HELPERS + RUNNER)
-    yield forks
-    forks.close()
+    return fork_servers.get(60, HELPERS + RUNNER)
 
 
 def start(runs: Forks, tmp_path: Path, suite: Path, *extra: str) -> int:

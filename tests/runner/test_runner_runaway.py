@@ -14,26 +14,23 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.cli_runner import CliRunner
-from tests.forks import HELPERS, RUNNER, Forks
+from tests.forks import HELPERS, RUNNER, Forks, ForkServers
 from tests.runner.test_runner_faults import wait_gone, write_suite
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_INTERRUPTED, EXIT_NOTHING_GRADED
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Forks]:
+def runs(fork_servers: ForkServers) -> Forks:
     """Runs ``trialscore run``, each run a process of its own forked from one Python that imported the
     runner once (tests/forks.py, which also measures its peak memory); one that does not end within
     120 s fails the test, as hung."""
-    forks = Forks(120, HELPERS + RUNNER)
-    yield forks
-    forks.close()
+    return fork_servers.get(120, HELPERS + RUNNER)
 
 
 def start_run(runs: Forks, tmp_path: Path, suite: Path, *extra: str) -> int:

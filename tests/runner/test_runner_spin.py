@@ -7,13 +7,12 @@ import asyncio
 import json
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.forks import HELPERS, RUNNER, Forks
+from tests.forks import HELPERS, RUNNER, Forks, ForkServers
 from tests.processes import alive
 from trialscore.runner.offloop import in_daemon_thread
 
@@ -67,11 +66,9 @@ def answer(case, seed):
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[Forks]:
+def runs(fork_servers: ForkServers) -> Forks:
     """Runs ``trialscore run``, each run a process of its own (tests/forks.py), within 180 s."""
-    forks = Forks(180, HELPERS + RUNNER)
-    yield forks
-    forks.close()
+    return fork_servers.get(180, HELPERS + RUNNER)
 
 
 def run(runs: Forks, tmp_path: Path, isolation: str, spin_s: float) -> list[dict]:
