@@ -21,6 +21,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
+from tests._ray import _ray_session, local_ray, pytest_xdist_make_scheduler  # noqa: F401 (fixtures, hook)
 from tests.forks import ForkServers
 
 settings.register_profile("default", deadline=None)

@@ -45,31 +45,25 @@ def trials(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_ray_data_on_a_local_ray_gives_duckdbs_counts_to_the_last_digit(trials, tmp_path):
-    import ray
-
+def test_ray_data_on_a_local_ray_gives_duckdbs_counts_to_the_last_digit(trials, tmp_path, local_ray):
     from trialscore.results.columns import ColumnMap
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    try:
-        for name, columns in (("passed", None), ("graded", ColumnMap(score="score", threshold=0.5))):
-            duck = reduce_trials([trials], tmp_path / f"{name}.duckdb.parquet", columns=columns)
-            on_ray = reduce_trials([trials], tmp_path / f"{name}.ray.parquet", columns=columns, engine="ray")
-            assert rows(tmp_path / f"{name}.ray.parquet") == rows(tmp_path / f"{name}.duckdb.parquet")
-            assert (on_ray.rows_read, on_ray.rows_written, on_ray.groups) == (
-                duck.rows_read,
-                duck.rows_written,
-                duck.groups,
-            )
-            assert on_ray.bytes_read == duck.bytes_read  # the same column chunks
-        table = pq.read_table(trials / "part-0.parquet")
-        bad = table.set_column(table.column_names.index("trial"), "trial", pa.array([-1] * table.num_rows))
-        write_parquet(bad, tmp_path / "bad" / "part-0.parquet")
-        with pytest.raises(EvaluationError, match=r"field 'trial' must be a whole number >= 0; got '-1'"):
-            reduce_trials([tmp_path / "bad"], tmp_path / "bad.parquet", engine="ray")
-        assert not (tmp_path / "bad.parquet").exists()
-    finally:
-        ray.shutdown()
+    for name, columns in (("passed", None), ("graded", ColumnMap(score="score", threshold=0.5))):
+        duck = reduce_trials([trials], tmp_path / f"{name}.duckdb.parquet", columns=columns)
+        on_ray = reduce_trials([trials], tmp_path / f"{name}.ray.parquet", columns=columns, engine="ray")
+        assert rows(tmp_path / f"{name}.ray.parquet") == rows(tmp_path / f"{name}.duckdb.parquet")
+        assert (on_ray.rows_read, on_ray.rows_written, on_ray.groups) == (
+            duck.rows_read,
+            duck.rows_written,
+            duck.groups,
+        )
+        assert on_ray.bytes_read == duck.bytes_read  # the same column chunks
+    table = pq.read_table(trials / "part-0.parquet")
+    bad = table.set_column(table.column_names.index("trial"), "trial", pa.array([-1] * table.num_rows))
+    write_parquet(bad, tmp_path / "bad" / "part-0.parquet")
+    with pytest.raises(EvaluationError, match=r"field 'trial' must be a whole number >= 0; got '-1'"):
+        reduce_trials([tmp_path / "bad"], tmp_path / "bad.parquet", engine="ray")
+    assert not (tmp_path / "bad.parquet").exists()
 
 
 def spark_job() -> str:
