@@ -53,6 +53,40 @@ def test_the_threshold_test_reads_the_interval() -> None:
     assert seq.side == "below" and seq.interval()[1] <= 0.5 + 1e-12
 
 
+def test_the_running_state_is_the_formulas_to_the_bit() -> None:
+    """update keeps the bets, the moments and the capitals at the threshold exactly as the formulas and
+    log_capital give them (bit for bit: the same operations in the same order), for binary, graded,
+    integer and NumPy values, and says the side at the first crossing of the bar; copies go on alike."""
+    rng = np.random.default_rng(3)
+    for k in range(60):
+        alpha, truncation = (0.05, 0.1, 0.01, 0.3)[k % 4], (0.75, 0.5, 0.9)[k % 3]
+        threshold = (0.5, 0.8, 0.0, 1.0, float(rng.random()))[k % 5]
+        p = float(rng.random())
+        xs: list[float] = [
+            [float(v) for v in rng.random(30) < p],
+            [int(v) for v in rng.random(30) < p],
+            list(rng.beta(2, 2, size=30)),
+        ][k % 3]
+        seq = BettingSequence(alpha=alpha, threshold=threshold, truncation=truncation)
+        bar, side = math.log(2.0 / alpha), None
+        for x in xs:
+            seq.update(x)
+            up, down = seq.log_capital(threshold, +1), seq.log_capital(threshold, -1)
+            assert seq._at_threshold == [up, down]
+            side = side or ("above" if up >= bar else "below" if down >= bar else None)
+            assert seq.side == side
+        total, squares = 0.0, 0.25
+        for t, (bet, x) in enumerate(zip(seq._bets, xs, strict=True), start=1):
+            assert bet == math.sqrt(2.0 * math.log(2.0 / alpha) / (squares / t * t * math.log1p(t)))
+            total += x
+            squares += (x - (0.5 + total) / (t + 1)) ** 2
+        assert (seq._xs, seq._sum, seq._squares) == ([float(x) for x in xs], total, squares)
+        probe = seq.copy()
+        probe.update(1.0)
+        seq.update(1.0)
+        assert (probe._bets, probe._at_threshold, probe.side) == (seq._bets, seq._at_threshold, seq.side)
+
+
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(EvaluationError, match="alpha"):
         BettingSequence(alpha=0.0)

@@ -96,6 +96,11 @@ class BettingSequence:
     _squares: float = 0.25
     _side: Side | None = None
     _at_threshold: list[float] = field(default_factory=lambda: [0.0, 0.0], repr=False)
+    # Found once from the parameters (fixed at construction; copy() finds them again): log(2/alpha),
+    # the bar of the capitals, and the caps of the bets up and down at the threshold (inf without one).
+    _bar: float = field(init=False, repr=False, compare=False)
+    _up_cap: float = field(init=False, repr=False, compare=False)
+    _down_cap: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.alpha = check_probability(self.alpha, "alpha")
@@ -105,6 +110,11 @@ class BettingSequence:
             self.threshold = check_unit(self.threshold, "threshold")
         if not 0.0 < self.truncation < 1.0:
             raise EvaluationError(f"truncation must satisfy 0 < truncation < 1; got {self.truncation}")
+        self._bar = math.log(2.0 / self.alpha)
+        self._up_cap = self._down_cap = math.inf
+        if self.threshold is not None:
+            self._up_cap = _cap(self.truncation, self.threshold, +1)
+            self._down_cap = _cap(self.truncation, self.threshold, -1)
 
     @property
     def t(self) -> int:
@@ -116,30 +126,29 @@ class BettingSequence:
         """``above`` or ``below`` once the sequence has left the threshold behind (it stays so), else None."""
         return self._side
 
-    def _next_bet(self) -> float:
-        t = len(self._xs) + 1
-        variance = self._squares / t  # sigma^2_{t-1}: (1/4 + sum of squared errors) / t
-        return math.sqrt(2.0 * math.log(2.0 / self.alpha) / (variance * t * math.log1p(t)))
-
     def update(self, x: float) -> None:
         """Add one value in [0, 1] (bets are fixed before the value is seen)."""
         if not 0.0 <= x <= 1.0:
             raise EvaluationError(f"x must lie in [0, 1]; got {x!r}")
-        bet = self._next_bet()
+        t = len(self._xs) + 1
+        variance = self._squares / t  # sigma^2_{t-1}: (1/4 + sum of squared errors) / t
+        bet = math.sqrt(2.0 * self._bar / (variance * t * math.log1p(t)))
         self._bets.append(bet)
         self._xs.append(float(x))
-        self._sum += x
-        mean = (0.5 + self._sum) / (len(self._xs) + 1)
-        self._squares += (x - mean) ** 2
-        if self.threshold is not None:
-            m = self.threshold
-            self._at_threshold[0] += math.log1p(min(bet, _cap(self.truncation, m, +1)) * (x - m))
-            self._at_threshold[1] += math.log1p(-min(bet, _cap(self.truncation, m, -1)) * (x - m))
-            bar = math.log(2.0 / self.alpha)
-            if self._side is None and self._at_threshold[0] >= bar:
-                self._side = "above"
-            elif self._side is None and self._at_threshold[1] >= bar:
-                self._side = "below"
+        total = self._sum + x
+        self._sum = total
+        self._squares += (x - (0.5 + total) / (t + 1)) ** 2
+        m = self.threshold
+        if m is not None:
+            at = self._at_threshold
+            up, down = self._up_cap, self._down_cap
+            at[0] += math.log1p((up if up < bet else bet) * (x - m))
+            at[1] += math.log1p(-(down if down < bet else bet) * (x - m))
+            if self._side is None:
+                if at[0] >= self._bar:
+                    self._side = "above"
+                elif at[1] >= self._bar:
+                    self._side = "below"
 
     def copy(self) -> BettingSequence:
         """An independent copy in the same state: updating it leaves this sequence as it is.
@@ -176,15 +185,14 @@ class BettingSequence:
 
     def rejects(self, m: float) -> bool:
         """True when ``m`` lies outside the confidence sequence: ``max(K+, K-)/2 >= 1/alpha``."""
-        bar = math.log(2.0 / self.alpha)
-        return self.log_capital(m, +1) >= bar or self.log_capital(m, -1) >= bar
+        return self.log_capital(m, +1) >= self._bar or self.log_capital(m, -1) >= self._bar
 
     def interval(self) -> tuple[float, float]:
         """The current confidence interval ``(low, high)`` of the sequence (the whole [0, 1] at first).
 
         Found by bisection on the monotone capitals, to within ``2**-60``; rounded outwards.
         """
-        bar = math.log(2.0 / self.alpha)
+        bar = self._bar
         low = 0.0
         if self.log_capital(0.0, +1) >= bar:
             a, b = 0.0, 1.0  # K+ falls with m: find where it drops below the bar
