@@ -75,10 +75,15 @@ def spark_job() -> str:
     return found.group(1)
 
 
-#: The driver JVM of the test's local Spark compiles with the quick (C1) compiler only and collects
-#: with the serial collector: a job this short spent half its CPU (about 27 of 55 CPU-s for the two
-#: runs) in the optimizing compiler's and the parallel collector's threads.  The counts are the same.
-SPARK_SUBMIT_ARGS = "--driver-java-options '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC' pyspark-shell"
+#: The test's local Spark: its driver JVM compiles with the quick (C1) compiler only and collects with
+#: the serial collector (a job this short spent half its CPU, about 27 of 55 CPU-s for the two runs, in
+#: the optimizing compiler's and the parallel collector's threads), and it runs one task at a time
+#: without its web UI (the two input files are still two tasks, their partial counts merged by the
+#: shuffle).  The counts are the same.
+SPARK_SUBMIT_ARGS = (
+    "--driver-java-options '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ActiveProcessorCount=1' "
+    "--master local[1] --conf spark.ui.enabled=false pyspark-shell"
+)
 #: ``python -c RUNS JOB ARGUMENTS_JSON``: the job's ``__main__`` as written, once per command line, in
 #: one Python, so that one JVM (started by the first run's ``getOrCreate``, kept by PySpark after
 #: ``spark.stop()``) serves every run: a second JVM's start and warm-up cost more than the job.
