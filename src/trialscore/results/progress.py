@@ -71,11 +71,12 @@ class Watch:
         if self._stop.wait(DELAY):
             return
         from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         console = Console(stderr=True)
-        if not console.is_terminal:
+        if not console.is_terminal:  # nothing is drawn: the bar's module is not imported either
             return
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
         bar: Any = Progress(
             TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
             TimeElapsedColumn(), console=console, transient=True,
