@@ -5,6 +5,7 @@ says whether standard error is a terminal)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -33,20 +34,22 @@ def stderr(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) 
     return Stderr(capsys)
 
 
-def _wait_for(condition: object, what: str) -> None:
-    deadline = time.monotonic() + HUNG_SECONDS
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, f"hung: {what} within {HUNG_SECONDS} s"
-        time.sleep(0.01)
+def _watched_until(done: Callable[[progress.Watch], bool], what: str) -> None:
+    """A reading the command line watches, half done, until ``done(watch)``; one that never gets
+    there within :data:`HUNG_SECONDS` fails as a hang."""
+    with progress.shown(), progress.watching(None, LABEL) as watch:
+        watch.update(0.5)
+        deadline = time.monotonic() + HUNG_SECONDS
+        while not done(watch):
+            assert time.monotonic() < deadline, f"hung: {what} within {HUNG_SECONDS} s"
+            time.sleep(0.01)
 
 
 def test_a_watched_reading_past_the_delay_draws_its_bar_on_a_terminal(
     stderr: Stderr, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
-    with progress.shown(), progress.watching(None, LABEL) as watch:
-        watch.update(0.5)
-        _wait_for(lambda: "50%" in stderr.getvalue(), "no bar at 50%")
+    _watched_until(lambda _: "50%" in stderr.getvalue(), "no bar at 50%")
     assert LABEL in stderr.getvalue()
 
 
@@ -54,11 +57,9 @@ def test_nothing_is_drawn_off_a_terminal_before_the_delay_or_unasked(
     stderr: Stderr, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "0")
-    with progress.shown(), progress.watching(None, LABEL) as watch:
-        watch.update(0.5)
-        thread = watch._thread
-        assert thread is not None
-        _wait_for(lambda: not thread.is_alive(), "the watcher did not find standard error no terminal")
+    _watched_until(  # the watcher ends once it finds standard error no terminal
+        lambda watch: watch._thread is not None and not watch._thread.is_alive(), "the watcher still running"
+    )
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     monkeypatch.setattr(progress, "DELAY", 3600.0)
     with progress.shown(), progress.watching(None, LABEL):
