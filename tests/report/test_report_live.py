@@ -12,13 +12,14 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.report.test_report_report import page_data
+from tests.waiting import until
 from trialscore import _files
 from trialscore.api import run_suite
 from trialscore.errors import EvaluationError, OutputError
@@ -58,16 +59,6 @@ def records(suite: Suite, trials: int, start: int = 0) -> list[TrialRecord]:
                 )
             )
     return out
-
-
-def until(condition: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    """The value of ``condition()`` once it is truthy; fails as hung after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"hung: {what} did not happen within {timeout} s")
-        time.sleep(0.01)
-    return value
 
 
 def live_state(path: Path) -> dict[str, Any] | None:

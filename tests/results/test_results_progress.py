@@ -4,15 +4,16 @@ says whether standard error is a terminal)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
+import contextlib
+from collections.abc import Iterator
 
 import pytest
 
+from tests.waiting import until
 from trialscore.results import progress
 
 LABEL = "reading trials.parquet"
-#: A bar that has not appeared by then is a hang.
+#: A wait (for the bar, or for the watcher to end) longer than this fails as a hang.
 HUNG_SECONDS = 30.0
 
 
@@ -34,22 +35,20 @@ def stderr(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) 
     return Stderr(capsys)
 
 
-def _watched_until(done: Callable[[progress.Watch], bool], what: str) -> None:
-    """A reading the command line watches, half done, until ``done(watch)``; one that never gets
-    there within :data:`HUNG_SECONDS` fails as a hang."""
+@contextlib.contextmanager
+def watched_half_way() -> Iterator[progress.Watch]:
+    """A reading the command line watches (its bar shown), half done."""
     with progress.shown(), progress.watching(None, LABEL) as watch:
         watch.update(0.5)
-        deadline = time.monotonic() + HUNG_SECONDS
-        while not done(watch):
-            assert time.monotonic() < deadline, f"hung: {what} within {HUNG_SECONDS} s"
-            time.sleep(0.01)
+        yield watch
 
 
 def test_a_watched_reading_past_the_delay_draws_its_bar_on_a_terminal(
     stderr: Stderr, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
-    _watched_until(lambda _: "50%" in stderr.getvalue(), "no bar at 50%")
+    with watched_half_way():
+        until(lambda: "50%" in stderr.getvalue(), "a bar at 50%", HUNG_SECONDS)
     assert LABEL in stderr.getvalue()
 
 
@@ -57,9 +56,10 @@ def test_nothing_is_drawn_off_a_terminal_before_the_delay_or_unasked(
     stderr: Stderr, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("TTY_COMPATIBLE", "0")
-    _watched_until(  # the watcher ends once it finds standard error no terminal
-        lambda watch: watch._thread is not None and not watch._thread.is_alive(), "the watcher still running"
-    )
+    with watched_half_way() as watch:
+        thread = watch._thread
+        assert thread is not None
+        until(lambda: not thread.is_alive(), "the watcher's end off a terminal", HUNG_SECONDS)
     monkeypatch.setenv("TTY_COMPATIBLE", "1")
     monkeypatch.setattr(progress, "DELAY", 3600.0)
     with progress.shown(), progress.watching(None, LABEL):
