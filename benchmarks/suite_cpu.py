@@ -43,7 +43,7 @@ def main() -> None:
             break
         if pid == suite.pid:
             code, seen = os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
-    suite.returncode = code
+    suite.returncode = code  # reaped here, not by Popen (which would otherwise warn it still runs)
     wall = time.monotonic() - start
     every = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = every.ru_utime + every.ru_stime
