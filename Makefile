@@ -66,6 +66,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/estimators.py
 	$(BIN)/python benchmarks/stats.py
 	$(BIN)/python benchmarks/runner.py
+	$(BIN)/python benchmarks/isolation.py
 	$(BIN)/python benchmarks/ingest.py
 	$(BIN)/python benchmarks/startup.py
 	$(BIN)/python benchmarks/ingest_formats.py
