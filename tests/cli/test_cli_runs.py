@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli_runner import CliRunner
-from tests.forks import HELPERS, RUNNER, Forks
+from tests.forks import HELPERS, RUNNER, ForkServers
 from trialscore.cli import app
 from trialscore.cli._app import EXIT_BAD_INPUT
 
@@ -92,9 +92,12 @@ def test_a_name_that_is_neither_path_nor_run_is_one_clear_error(
 
 
 @pytest.mark.slow
-def test_real_processes_two_runs_then_runs_score_and_compare(tmp_path: Path) -> None:
+def test_real_processes_two_runs_then_runs_score_and_compare(
+    tmp_path: Path, fork_servers: ForkServers
+) -> None:
     """The first run is ``python -m trialscore`` started afresh (the real entry point); the other
-    commands are processes forked from one Python that imported trialscore once (tests/forks.py)."""
+    commands are processes forked from one Python that imported trialscore once (tests/forks.py: the
+    runner's server of this test process, shared with its other test modules)."""
     started = subprocess.run(
         [sys.executable, "-m", "trialscore", "run", "--demo", "--no-progress"],
         capture_output=True,
@@ -103,18 +106,15 @@ def test_real_processes_two_runs_then_runs_score_and_compare(tmp_path: Path) -> 
         timeout=120,
     )
     assert started.returncode == 0, started.stderr  # the default store
-    forks = Forks(120, HELPERS + RUNNER)
-    try:
-        assert forks.run("run", "--demo", "--no-progress", cwd=tmp_path).code == 0
-        assert (tmp_path / ".trialscore" / "store.sqlite").is_file()
-        listed = forks.run("runs", "-f", "json", cwd=tmp_path)
-        assert listed.code == 0 and len(json.loads(listed.stdout)["runs"]) == 2
-        run_id = json.loads(listed.stdout)["runs"][0]["run_id"]
-        assert forks.run("score", run_id, cwd=tmp_path).code == 0
-        compared = forks.run("compare", "latest~1", "latest", "--fail-on", "regression", cwd=tmp_path)
-        assert compared.code == 0 and "identical" in compared.stdout  # the seeded demo repeats exactly
-    finally:
-        forks.close()
+    forks = fork_servers.get(120, HELPERS + RUNNER)
+    assert forks.run("run", "--demo", "--no-progress", cwd=tmp_path).code == 0
+    assert (tmp_path / ".trialscore" / "store.sqlite").is_file()
+    listed = forks.run("runs", "-f", "json", cwd=tmp_path)
+    assert listed.code == 0 and len(json.loads(listed.stdout)["runs"]) == 2
+    run_id = json.loads(listed.stdout)["runs"][0]["run_id"]
+    assert forks.run("score", run_id, cwd=tmp_path).code == 0
+    compared = forks.run("compare", "latest~1", "latest", "--fail-on", "regression", cwd=tmp_path)
+    assert compared.code == 0 and "identical" in compared.stdout  # the seeded demo repeats exactly
 
 
 @pytest.mark.slow
