@@ -8,14 +8,15 @@ The price is a process start per call (some milliseconds, plus importing the cal
 and the case, the seed and the reply cross a pipe (they must pickle; they are plain data).
 
 The forkserver imports once what every call's process would otherwise import on its own
-(:data:`CALL_PRELOAD`): a process forked from it must not pay for the modules that unpickling its
-case loads (the suite's schema: Pydantic, NumPy), nor for the modules of the parent's main script,
-which multiprocessing runs again in every process it starts that way.  Until CPython fixed gh-126631
-(in 3.14, and in 3.13 from its autumn 2025 updates), the server never preloads that script (its
-``__main__`` preload was dead code), so when the parent runs trialscore's command line, the command
-line's module is preloaded instead: the script's one import then finds it loaded.  Without both,
-each call's process spent about 0.3 s of CPU importing before the call began
-(``benchmarks/isolation.py``: about 9 ms a call now, against 2 ms for a bare ``fork``).
+(:data:`CALL_PRELOAD`, and what :func:`process_context` adds for every use): a process forked from
+it must not pay for the modules that unpickling its case loads (the suite's schema: Pydantic,
+NumPy), nor for the modules of the parent's main script, which multiprocessing runs again in every
+process it starts that way.  Until CPython fixed gh-126631 (in 3.14, and in 3.13 from its autumn
+2025 updates), the server never preloads that script (its ``__main__`` preload was dead code), so
+when the parent runs trialscore's command line, the command line's module is preloaded instead:
+the script's one import then finds it loaded.  Without both, each call's process spent about 0.3 s
+of CPU importing before the call began (``benchmarks/isolation.py``: about 9 ms a call now,
+against 2 ms for a bare ``fork``).
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ if TYPE_CHECKING:  # ForkServerContext does not exist on Windows
 
 __all__ = ["CALL_PRELOAD", "call_in_process", "process_context"]
 
-#: What the forkserver of the calls imports when it starts (see the module docstring): the parent's
-#: main script (where Python preloads it), this module, the callable's loader and the case's class.
-CALL_PRELOAD = ("__main__", __name__, "trialscore.runner.imports", "trialscore.runner.suite.schema")
+#: What the forkserver of the calls imports when it starts (see the module docstring): this module,
+#: the callable's loader and the case's class.
+CALL_PRELOAD = (__name__, "trialscore.runner.imports", "trialscore.runner.suite.schema")
 #: The module trialscore's command-line script imports (preloaded when this process has it loaded).
 _COMMAND_LINE = "trialscore.cli"
 
@@ -57,8 +58,9 @@ def process_context(preload: Sequence[str]) -> SpawnContext | ForkServerContext:
     """How the runner starts a process of its own: from a ``forkserver`` on Linux, else ``spawn``.
 
     The forkserver (one for this process, whoever uses it) is a fresh interpreter that imports
-    ``preload`` once, when it starts (and trialscore's command line when this process has loaded it:
-    the command's script, run again in each process, then imports nothing); a process forked from it
+    ``preload`` once, when it starts, and with it this process's main script (where Python preloads
+    it: see the module docstring) and trialscore's command line when this process has loaded it (the
+    command's script, run again in each process, then imports nothing); a process forked from it
     has those modules already and nothing of this process (its modules, its memory, its open files).
     A use that did not start the server gets its modules imported by each of its processes instead.
 
@@ -70,7 +72,7 @@ def process_context(preload: Sequence[str]) -> SpawnContext | ForkServerContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     command_line = [_COMMAND_LINE] if _COMMAND_LINE in sys.modules else []
-    context.set_forkserver_preload([*preload, *command_line])
+    context.set_forkserver_preload(["__main__", *preload, *command_line])
     return context
 
 

@@ -34,9 +34,9 @@ from trialscore.runner.isolation import process_context
 
 __all__ = ["LocalWorkers", "worker_main"]
 
-#: What the forkserver imports once for every worker: the parent's main module (as ``spawn`` imports
-#: it in every worker), this module and the worker's runtime (the suite, targets and graders).
-_PRELOAD = ("__main__", __name__, "trialscore.runner.distributed.worker")
+#: What the forkserver imports once for every worker (besides the parent's main module, which
+#: ``process_context`` adds): this module and the worker's runtime (the suite, targets and graders).
+_PRELOAD = (__name__, "trialscore.runner.distributed.worker")
 
 
 def worker_main(conn: Connection, worker: int, setup: WorkerSetup, environment: dict[str, str]) -> None:
