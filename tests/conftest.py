@@ -21,8 +21,10 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import settings
 
-from tests._ray import _ray_session, local_ray, pytest_xdist_make_scheduler  # noqa: F401 (fixtures, hook)
 from tests.forks import ForkServers
+
+#: Plugins of the suite: the scheduling of the files that share a costly thing, and the shared Ray.
+pytest_plugins = ["tests._units", "tests._ray"]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True)

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests._units import BROWSER_FILES, check_member, file_of, leaves
+
 CHROMIUM = os.environ.get("TRIALSCORE_CHROMIUM", "/usr/bin/chromium")
 BROWSER_FLAGS = [
     "--headless",
@@ -268,25 +270,41 @@ class Browser:
             self.process = None
 
 
+#: The process's Chromium, once a test has asked for it (see :func:`pytest_runtest_teardown`).
+_BROWSERS: list[Browser] = []
+
+
 @pytest.fixture(scope="session")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
     """One headless Chromium for a test process's browser tests, whatever their module (started by the
-    first test that asks for a page; each test's pages are its own tabs)."""
+    first test that asks for a page, again by the first after it was ended; each test's pages are its
+    own tabs)."""
     profile = tmp_path_factory.mktemp("chromium-profile")
     chromium = Browser(profile)
+    _BROWSERS.append(chromium)
     try:
         yield chromium
     finally:
+        _BROWSERS.remove(chromium)
         chromium.close()
         shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture
-def open_page(browser: Browser) -> Iterator[Callable[..., Page]]:
+def open_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Callable[..., Page]]:
     """Open a file in headless Chromium; yields a function path -> :class:`Page` (events recorded), each
     page a tab of this test's own in the process's browser."""
+    check_member(request.node, BROWSER_FILES, "Chromium")
     with browser.tabs() as load:
         yield load
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """End Chromium after the last test of the browser files (it would idle on until the session's end)."""
+    if file_of(item) in BROWSER_FILES and leaves(nextitem, BROWSER_FILES):
+        for chromium in _BROWSERS:
+            chromium.close()
 
 
 def write_records(path: Path, rows: list[dict[str, Any]]) -> Path:
