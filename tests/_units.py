@@ -3,7 +3,10 @@
 A local Ray or a headless Chromium costs seconds of CPU to start, and a little more each second it
 runs.  The files that use one take its fixture (``local_ray`` in tests/_ray.py, ``browser`` in
 tests/report/conftest.py): the first test that asks starts it, and it ends when the process moves
-on to a test outside its files (:func:`leaves`), or when the session ends.  Under
+on to a test outside its files (:func:`leaves`), or when the session ends.  Importing inspect_ai,
+or the reference libraries of the judge statistics (statsmodels, scikit-learn, ppi_py), costs about
+2 CPU-seconds a process; the files that import them (:data:`LIBRARY_FILES`, tests/test_units.py
+checks the list) share one import.  Under
 ``pytest -n auto --dist loadfile`` (pytest-xdist) every file goes whole to one test process; the
 scheduler :class:`FilesTogether` sends the files of each set of :data:`UNITS` to one process as one
 unit, so they share that process's Ray or Chromium, and keeps every other file a unit of its own,
@@ -35,10 +38,28 @@ BROWSER_FILES = frozenset(
         "tests/report/test_report_label_page.py",
     }
 )
+#: The test files that import inspect_ai or a reference library of the judge statistics.
+LIBRARY_FILES = frozenset(
+    {
+        "tests/cli/test_cli_agreement.py",
+        "tests/results/test_results_formats.py",
+        "tests/results/test_results_inspect.py",
+        "tests/results/test_results_inspect_stream.py",
+        "tests/results/test_results_trajectories.py",
+        "tests/stats/test_stats_agreement.py",
+        "tests/stats/test_stats_intervals.py",
+        "tests/stats/test_stats_power.py",
+        "tests/stats/test_stats_ppi.py",
+        "tests/stats/test_stats_variance.py",
+    }
+)
+#: The heavy libraries whose importers are :data:`LIBRARY_FILES`.
+LIBRARIES = ("inspect_ai", "ppi_py", "sklearn", "statsmodels")
 #: Each scheduling unit's name and its files.
 UNITS = {
     "tests (the files that use Ray)": (RAY_FILES, "RAY_FILES"),
     "tests (the files that drive Chromium)": (BROWSER_FILES, "BROWSER_FILES"),
+    "tests (the files that import inspect_ai or the reference libraries)": (LIBRARY_FILES, "LIBRARY_FILES"),
 }
 
 
