@@ -51,8 +51,9 @@ lint: $(STAMP)
 
 # One test process per core (pytest-xdist), each test file in one process (--dist loadfile: a file's
 # module fixtures, such as a simulation's seeded grid or a started server, are built once, not in
-# every process that ran one of its tests; the files that use Ray go to one process together and
-# share its Ray, tests/_ray.py); the slow tests included.
+# every process that ran one of its tests; the files that use Ray, those that drive Chromium and those
+# that import inspect_ai or the judge statistics' reference libraries each go to one process together
+# and share it, tests/_units.py); the slow tests included.
 test: lint browser java
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
