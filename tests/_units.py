@@ -74,9 +74,10 @@ def check_member(item: pytest.Item, files: frozenset[str], what: str) -> None:
     assert file_of(item) in files, f"{file_of(item)} uses {what}: add it to {name} in tests/_units.py"
 
 
-def leaves(nextitem: pytest.Item | None, files: frozenset[str]) -> bool:
-    """Whether the process's next test (``None``: there is none) is outside ``files``."""
-    return nextitem is None or file_of(nextitem) not in files
+def leaves(item: pytest.Item, nextitem: pytest.Item | None, files: frozenset[str]) -> bool:
+    """Whether ``item`` is the last test of ``files`` before the process's next test (``None``: there
+    is none) takes it elsewhere."""
+    return file_of(item) in files and (nextitem is None or file_of(nextitem) not in files)
 
 
 class FilesTogether(LoadFileScheduling):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests._units import BROWSER_FILES, check_member, file_of, leaves
+from tests._units import BROWSER_FILES, check_member, leaves
 
 CHROMIUM = os.environ.get("TRIALSCORE_CHROMIUM", "/usr/bin/chromium")
 BROWSER_FLAGS = [
@@ -302,7 +302,7 @@ def open_page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Call
 @pytest.hookimpl(trylast=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
     """End Chromium after the last test of the browser files (it would idle on until the session's end)."""
-    if file_of(item) in BROWSER_FILES and leaves(nextitem, BROWSER_FILES):
+    if leaves(item, nextitem, BROWSER_FILES):
         for chromium in _BROWSERS:
             chromium.close()
 
