@@ -49,9 +49,19 @@ def trials(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_ray_data_on_a_local_ray_gives_duckdbs_counts_to_the_last_digit(trials, tmp_path, local_ray):
     from trialscore.results.columns import ColumnMap
 
-    for name, columns in (("passed", None), ("graded", ColumnMap(score="score", threshold=0.5))):
-        duck = reduce_trials([trials], tmp_path / f"{name}.duckdb.parquet", columns=columns)
-        on_ray = reduce_trials([trials], tmp_path / f"{name}.ray.parquet", columns=columns, engine="ray")
+    hive = tmp_path / "hive"  # the same files in a hive layout: its key is a column Ray Data adds
+    for index, run in enumerate(("first", "second")):
+        (hive / f"run={run}").mkdir(parents=True)
+        (hive / f"run={run}" / f"part-{index}.parquet").write_bytes(
+            (trials / f"part-{index}.parquet").read_bytes()
+        )
+    cases = (
+        ("passed", trials, None, ()),
+        ("graded", hive, ColumnMap(score="score", threshold=0.5), ("run",)),
+    )
+    for name, folder, columns, by in cases:
+        duck = reduce_trials([folder], tmp_path / f"{name}.duckdb.parquet", by, columns)
+        on_ray = reduce_trials([folder], tmp_path / f"{name}.ray.parquet", by, columns, engine="ray")
         assert rows(tmp_path / f"{name}.ray.parquet") == rows(tmp_path / f"{name}.duckdb.parquet")
         assert (on_ray.rows_read, on_ray.rows_written, on_ray.groups) == (
             duck.rows_read,
@@ -65,6 +75,22 @@ def test_ray_data_on_a_local_ray_gives_duckdbs_counts_to_the_last_digit(trials, 
     with pytest.raises(EvaluationError, match=r"field 'trial' must be a whole number >= 0; got '-1'"):
         reduce_trials([tmp_path / "bad"], tmp_path / "bad.parquet", engine="ray")
     assert not (tmp_path / "bad.parquet").exists()
+
+
+def test_the_ray_engine_reads_the_first_files_columns_and_hive_keys_with_pyarrow(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    from trialscore.results.ray_reduce import _columns_of
+
+    folder = tmp_path / "run=a" / "target=m1" / "run=a"
+    write_parquet(pa.table({"case_id": ["c"], "target": ["m1"], "passed": [True]}), folder / "part.parquet")
+    file = str(folder / "part.parquet")
+    # the file's columns, then each key of its hive folders once ("target" is a column already)
+    assert _columns_of(file, None) == ["case_id", "target", "passed", "run"]
+    assert _columns_of(f"s3://{file}", pafs.LocalFileSystem()) == ["case_id", "target", "passed", "run"]
+    (tmp_path / "bad.parquet").write_bytes(b"PAR1 and then nothing")
+    with pytest.raises(EvaluationError, match=r"bad\.parquet: cannot read its Parquet schema"):
+        _columns_of(str(tmp_path / "bad.parquet"), None)
 
 
 def spark_job() -> str:

@@ -10,7 +10,7 @@ or joins the cluster at ``address`` (``ray://host:10001``, or ``auto``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import numpy as np
@@ -25,15 +25,18 @@ from trialscore.results.tally import COUNT_COLUMNS, TallyResult
 __all__ = ["ray_count"]
 
 
-def _parquet_paths(paths: Sequence[str | Path]) -> list[str]:
-    """Every Parquet file the inputs name (files, folders, globs, URLs); anything else is an error."""
+def _parquet_paths(paths: Sequence[str | Path]) -> tuple[list[str], Any]:
+    """Every Parquet file the inputs name (files, folders, globs, URLs), and the PyArrow file system of
+    the first (None: a local file); anything else is an error."""
     found: list[str] = []
+    first_system: Any = None
     for path in paths:
         if is_url(path):
-            files, _, _ = remote_files(str(path))
+            files, filesystem, _ = remote_files(str(path))
             if files is None:
                 raise EvaluationError(f"{path}: the ray engine reads Parquet trial rows; use engine duckdb")
             scheme = str(path).split("://", 1)[0]
+            first_system = filesystem if not found else first_system
             found += [f"{scheme}://{name}" for name in files.paths]
             continue
         local = glob_paths(str(path)) if has_glob(path) and not Path(path).exists() else [Path(path)]
@@ -44,7 +47,26 @@ def _parquet_paths(paths: Sequence[str | Path]) -> list[str]:
             if not files_ or any(file.read_bytes()[:4] != b"PAR1" for file in files_[:1]):
                 raise EvaluationError(f"{each}: the ray engine reads Parquet trial rows; use engine duckdb")
             found += [str(file) for file in files_]
-    return found
+    return found, first_system
+
+
+def _columns_of(file: str, filesystem: Any) -> list[str]:
+    """The columns Ray Data reads from ``file``: its Parquet schema's, then the keys of the hive
+    folders in its path (``model=a/``), as Ray Data's default partitioning adds them.
+
+    Read with PyArrow: asking Ray Data for one file's schema would start its footer-reading actors,
+    a worker process each, only to read one footer.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = file.split("://", 1)[1] if filesystem is not None else file
+    try:
+        names = list(pq.read_schema(path, filesystem=filesystem).names)
+    except (OSError, pa.ArrowException) as exc:
+        raise EvaluationError(f"{file}: cannot read its Parquet schema: {exc}") from exc
+    keys = [part.split("=", 1)[0] for part in PurePosixPath(path).parent.parts if "=" in part]
+    return names + [key for key in dict.fromkeys(keys) if key not in names]
 
 
 class _CountBlock:
@@ -77,14 +99,13 @@ def ray_count(
         import ray
     except ImportError as exc:
         raise EvaluationError("the ray engine needs Ray: pip install 'trialscore[ray]'") from exc
-    files = _parquet_paths(paths)
+    files, filesystem = _parquet_paths(paths)
     label = " and ".join(map(str, paths))
     started = not ray.is_initialized()
     if started:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
-        schema = ray.data.read_parquet(files[:1]).schema()
-        available = list(schema.names)
+        available = _columns_of(files[0], filesystem)
         data_by = tuple(sink.data_by(available))  # the group keys the data holds
         with TrialSink(data_by, sink.columns) as probe:
             needed = probe.used_columns(available)
