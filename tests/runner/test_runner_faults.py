@@ -512,8 +512,11 @@ def test_trials_jsonl_with_a_30_mb_output_is_read_and_a_bad_line_is_named(tmp_pa
     ]
     path = tmp_path / "trials.jsonl"
     path.write_text("".join(text + "\n" for text in lines), encoding="utf-8")
-    counts = read_counts([path], by=["target"])
+    counts = read_counts([path], by=["target"])  # the long line is among the lines the keys are read from
     assert counts.stats.rows_read == 9
+    late = tmp_path / "late.jsonl"  # and where it comes after them (DuckDB's first reading then fails)
+    late.write_text("".join(line(f"z{t}", 0, "y") + "\n" for t in range(1000)) + path.read_text("utf-8"))
+    assert read_counts([late], by=["target"]).stats.rows_read == 1009
 
     with path.open("a", encoding="utf-8") as handle:
         handle.write('{"case_id": "d", "trial": 0, "passed": tru\n')

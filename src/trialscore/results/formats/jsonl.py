@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -83,18 +82,26 @@ def _first_bad_json_line(path: Path) -> tuple[str | None, int, int]:
     return None, longest, longest_line
 
 
-def _json_keys(path: Path, count: int = 1000) -> tuple[list[str], bool]:
-    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance, and
-    whether the first of them is a trial record (it has every key of one)."""
+def _json_keys(path: Path, count: int = 1000) -> tuple[list[str], bool, int | None]:
+    """Keys of the JSON objects among the first ``count`` non-blank lines, in order of appearance,
+    whether the first of them is a trial record (it has every key of one), and the longest line's
+    length in bytes when those lines are the whole file (None: more lines follow)."""
     keys: dict[str, None] = {}
-    nonblank = ((number, line) for number, line in lines(path, MAX_JSON_LINE_BYTES) if line.strip())
-    head = [
-        (number, line.decode("utf-8", errors="replace")) for number, line in itertools.islice(nonblank, count)
-    ]
+    head: list[tuple[int, str]] = []
+    longest = 0
+    for number, line in lines(path, MAX_JSON_LINE_BYTES):
+        longest = max(longest, len(line))
+        if line.strip():
+            head.append((number, line.decode("utf-8", errors="replace")))
+            if len(head) == count:
+                whole = None
+                break
+    else:
+        whole = longest
     objects = [value for value in _objects(path, head) if isinstance(value, dict)]
     for value in objects:
         keys.update(dict.fromkeys(value))
-    return list(keys), bool(objects) and _RECORD_KEYS <= objects[0].keys()
+    return list(keys), bool(objects) and _RECORD_KEYS <= objects[0].keys(), whole
 
 
 def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
@@ -121,7 +128,7 @@ def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
 def read(path: Path, sink: TrialSink) -> None:
     """Count the trial rows of a JSON Lines file: the runner's trial records are held to their rules."""
     label = str(path)
-    names, records = _json_keys(path)
+    names, records, longest = _json_keys(path)
     if not names:
         malformed, _, _ = _first_bad_json_line(path)
         raise EvaluationError(malformed or f"{label}: no JSON object among the first 1000 non-blank lines")
@@ -136,8 +143,11 @@ def read(path: Path, sink: TrialSink) -> None:
         relation = f"read_json({source}, format='newline_delimited', columns={columns}{options})"
         sink.keep(label, sink.count(label, relation, locate, types, records))
 
+    room = ""
+    if longest is not None and longest > _DUCKDB_JSON_OBJECT_BYTES:  # seen reading the keys: room at once
+        room = f", maximum_object_size={longest + 1024}"
     try:
-        scan()
+        scan(room)
     except EngineError as exc:
         malformed, longest, longest_line = _first_bad_json_line(path)
         if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
