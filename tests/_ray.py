@@ -8,6 +8,7 @@ process moves on to a file outside them (they run together, tests/_units.py) or 
 
 from __future__ import annotations
 
+import os
 import sys
 from types import ModuleType
 
@@ -22,6 +23,9 @@ def local_ray(request: pytest.FixtureRequest) -> ModuleType:
     check_member(request.node, RAY_FILES, "Ray")
     import ray  # the ray extra is part of the test set-up (pip install -e '.[test]'): no silent skip
 
+    # Ray Data reads Parquet footers on a pool of actors (up to 32 a read), each a new worker process
+    # of about 1 CPU-s to start; the tests' inputs are a few small files, one actor a read reads them
+    os.environ.setdefault("RAY_DATA_PARQUET_FOOTER_NUM_ACTORS", "1")
     if not ray.is_initialized():
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     return ray
