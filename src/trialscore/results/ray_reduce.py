@@ -10,7 +10,7 @@ or joins the cluster at ``address`` (``ray://host:10001``, or ``auto``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,7 @@ from trialscore.errors import EvaluationError, template
 from trialscore.results._columns import Columns, strings
 from trialscore.results.formats.parquet import parquet_files
 from trialscore.results.sink import Counted, TrialSink
-from trialscore.results.sources import glob_paths, has_glob, is_url, remote_files
+from trialscore.results.sources import glob_paths, has_glob, hive_keys, is_url, remote_files
 from trialscore.results.tally import COUNT_COLUMNS, TallyResult
 
 __all__ = ["ray_count"]
@@ -36,7 +36,8 @@ def _parquet_paths(paths: Sequence[str | Path]) -> tuple[list[str], Any]:
             if files is None:
                 raise EvaluationError(f"{path}: the ray engine reads Parquet trial rows; use engine duckdb")
             scheme = str(path).split("://", 1)[0]
-            first_system = filesystem if not found else first_system
+            if not found:
+                first_system = filesystem
             found += [f"{scheme}://{name}" for name in files.paths]
             continue
         local = glob_paths(str(path)) if has_glob(path) and not Path(path).exists() else [Path(path)]
@@ -65,8 +66,7 @@ def _columns_of(file: str, filesystem: Any) -> list[str]:
         names = list(pq.read_schema(path, filesystem=filesystem).names)
     except (OSError, pa.ArrowException) as exc:
         raise EvaluationError(f"{file}: cannot read its Parquet schema: {exc}") from exc
-    keys = [part.split("=", 1)[0] for part in PurePosixPath(path).parent.parts if "=" in part]
-    return names + [key for key in dict.fromkeys(keys) if key not in names]
+    return names + [key for key in hive_keys(path) if key not in names]
 
 
 class _CountBlock:

@@ -43,6 +43,7 @@ __all__ = [
     "ParquetFiles",
     "download",
     "has_glob",
+    "hive_keys",
     "is_url",
     "local_files",
     "remote_files",
@@ -55,6 +56,15 @@ _URL = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]*)://")
 _MANGLED = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.-]+):/(?!/)")
 _HIVE = re.compile(r"(^|/)[^/=]+=[^/]*/")
 _KEY = re.compile(r"(?<![^/])([^/=]+)=[^/]*(?=/)")
+
+
+def hive_keys(path: str) -> list[str]:
+    """The keys of the ``key=value`` folders in ``path``, in order, each once.
+
+    >>> hive_keys("runs/run=a/model=m1/run=a/part.parquet")
+    ['run', 'model']
+    """
+    return list(dict.fromkeys(match[1] for match in _KEY.finditer(path)))
 
 
 def is_url(text: str | Path) -> bool:
@@ -178,7 +188,7 @@ class ParquetFiles:
         """
         if self.remote:
             return frozenset()
-        keys = {match[1] for path in self.paths for match in _KEY.finditer(path)} if self.hive else set()
+        keys = {key for path in self.paths for key in hive_keys(path)} if self.hive else set()
         return frozenset(name for name, (_, free) in self._column_chunks(con).items() if free) - keys
 
     def _column_chunks(self, con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, bool]]:
