@@ -65,35 +65,22 @@ def _usage(group: Path) -> float:
     return int((group / "cpuacct.usage").read_text()) / 1e9  # v1: nanoseconds
 
 
-@contextlib.contextmanager
-def _control_group() -> Iterator[Path | None]:
-    """Move this process into a new control group for the suite; ``None`` when none can be made."""
+def _new_group() -> Path | None:
+    """A new control group beside this process's own, or ``None`` when none can be made here."""
     own = _own_groups()
-    candidates = [
-        (Path(point), own.get("" if kind == "cgroup2" else "cpuacct"))
-        for point, kind, options in _mounts()
-        if kind == "cgroup2" or (kind == "cgroup" and "cpuacct" in options)
-    ]
-    for root, path in candidates:
+    for point, kind, options in _mounts():
+        if kind != "cgroup2" and not (kind == "cgroup" and "cpuacct" in options):
+            continue
+        path = own.get("" if kind == "cgroup2" else "cpuacct")
         if path is None:
             continue
-        parent = root / path.lstrip("/")
-        group = parent / f"trialscore-suite-{os.getpid()}"
+        group = Path(point) / path.lstrip("/") / f"trialscore-suite-{os.getpid()}"
         try:
             group.mkdir()
-            (group / "cgroup.procs").write_text(str(os.getpid()))
         except OSError:
-            with contextlib.suppress(OSError):
-                group.rmdir()
             continue
-        try:
-            yield group
-        finally:
-            with contextlib.suppress(OSError):  # back where it came from, so the group can go
-                (parent / "cgroup.procs").write_text(str(os.getpid()))
-                group.rmdir()
-        return
-    yield None
+        return group
+    return None
 
 
 def main() -> None:
@@ -103,23 +90,35 @@ def main() -> None:
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         raise SystemExit(f"suite_cpu.py: prctl failed: {os.strerror(ctypes.get_errno())}")
     command = [sys.executable, "-m", "pytest", *(sys.argv[1:] or DEFAULT)]
-    with _control_group() as group:
-        own = time.process_time()
-        before = _usage(group) if group is not None else 0.0
-        start = time.monotonic()
+    group = _new_group()
+
+    def join() -> None:  # in the suite's process, before it runs pytest: all it starts is counted
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+
+    start = time.monotonic()
+    try:
+        suite = subprocess.Popen(command, preexec_fn=join)
+    except subprocess.SubprocessError:  # the group refused the process: count without it
+        if group is not None:
+            group.rmdir()
+        group = None
         suite = subprocess.Popen(command)
-        seen, code = 0.0, None
-        while True:  # wait for every process handed to us as it ends (a zombie left would look alive)
-            try:
-                pid, status, usage = os.wait4(-1, 0)
-            except ChildProcessError:
-                break
-            if pid == suite.pid:
-                code, seen = os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
-        suite.returncode = code  # reaped here, not by Popen (which would otherwise warn it still runs)
-        wall = time.monotonic() - start
-        # the group's counter less this process's own share (it ran there too)
-        grouped = None if group is None else _usage(group) - before - (time.process_time() - own)
+    seen, code = 0.0, None
+    while True:  # wait for every process handed to us as it ends (a zombie left would look alive)
+        try:
+            pid, status, usage = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == suite.pid:
+            code, seen = os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime
+    suite.returncode = code  # reaped here, not by Popen (which would otherwise warn it still runs)
+    wall = time.monotonic() - start
+    grouped = None
+    if group is not None:
+        grouped = _usage(group)
+        with contextlib.suppress(OSError):  # empty once every process in it has ended
+            group.rmdir()
     every = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = every.ru_utime + every.ru_stime
     counted = "unavailable (no control group could be made)" if grouped is None else f"{grouped:.1f} s"
