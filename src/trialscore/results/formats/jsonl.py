@@ -125,6 +125,15 @@ def _objects(path: Path, head: list[tuple[int, str]]) -> list[object]:
     return out
 
 
+def _room(longest: int) -> str:
+    """DuckDB's ``read_json`` option giving a line of ``longest`` bytes room (none below its default).
+
+    >>> _room(100), _room(20 * 2**20)
+    ('', ', maximum_object_size=20972544')
+    """
+    return f", maximum_object_size={longest + 1024}" if longest > _DUCKDB_JSON_OBJECT_BYTES else ""
+
+
 def read(path: Path, sink: TrialSink) -> None:
     """Count the trial rows of a JSON Lines file: the runner's trial records are held to their rules."""
     label = str(path)
@@ -143,16 +152,13 @@ def read(path: Path, sink: TrialSink) -> None:
         relation = f"read_json({source}, format='newline_delimited', columns={columns}{options})"
         sink.keep(label, sink.count(label, relation, locate, types, records))
 
-    room = ""
-    if longest is not None and longest > _DUCKDB_JSON_OBJECT_BYTES:  # seen reading the keys: room at once
-        room = f", maximum_object_size={longest + 1024}"
     try:
-        scan(room)
+        scan(_room(longest or 0))  # a long line seen reading the keys gets room at once
     except EngineError as exc:
-        malformed, longest, longest_line = _first_bad_json_line(path)
-        if malformed is None and longest > _DUCKDB_JSON_OBJECT_BYTES:
+        malformed, longest_seen, longest_line = _first_bad_json_line(path)
+        if malformed is None and longest_seen > _DUCKDB_JSON_OBJECT_BYTES:
             # Every line is a JSON object, one is longer than DuckDB reads by default: read with room for it.
-            scan(f", maximum_object_size={longest + 1024}")
+            scan(_room(longest_seen))
             return
         if malformed is None:
             malformed = f"{label} (longest line {longest_line}): cannot read as JSON Lines: {exc.reason}"
