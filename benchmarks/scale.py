@@ -83,6 +83,11 @@ def best(runs: list[Run]) -> Run:
     return min(runs, key=lambda run: run.wall)
 
 
+def each_round(ours: list[Run], theirs: list[Run]) -> str:
+    """The time ratio of each interleaved round, as printed: ``1.07, 1.24, ...``."""
+    return ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(ours, theirs, strict=True))
+
+
 def generate(folder: Path, rows: int, items: int, output_chars: int, files: int) -> int:
     """Trial Parquet files: ``rows`` rows over ``files`` files; return their total size in bytes."""
     import numpy as np
@@ -184,17 +189,17 @@ def reduction(temp: Path, rows: int, items: int, output_chars: int, files: int, 
           f"({read / size:.1%})")  # fmt: skip
     print(f"DuckDB GROUP BY (best of {repeat}): {rows / floor.wall / 1e6:.1f} M rows/s, {floor.wall:.1f} s "
           f"(CPU {floor.cpu:.1f} s), peak {floor.rss:.0f} MB")  # fmt: skip
-    rounds = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(calls, floors, strict=True))
+    rounds = each_round(calls, floors)
     print(f"reduce_trials called from Python (best of {repeat}): {call.wall:.1f} s (CPU {call.cpu:.1f} s), "
           f"peak {call.rss:.0f} MB; {call.wall / floor.wall:.2f}x the floor's time; each round: {rounds}"
           )  # fmt: skip
     paired = sorted(a.wall / b.wall for a, b in zip(ours, floors, strict=True))
-    walls = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(ours, floors, strict=True))
+    walls = each_round(ours, floors)
     print(f"ratio: time {mine.wall / floor.wall:.2f}x (target <= 1.2x; each round: {walls}; "
           f"median round {paired[len(paired) // 2]:.2f}x), "
           f"CPU {mine.cpu / floor.cpu:.2f}x, memory {mine.rss / floor.rss:.2f}x "
           f"(target <= 2 GB: {mine.rss / 1024:.2f} GB); {groups:,} (target, case) rows written")  # fmt: skip
-    rounds = ", ".join(f"{a.wall / b.wall:.2f}" for a, b in zip(ours, sames, strict=True))
+    rounds = each_round(ours, sames)
     print(f"the same GROUP BY with the counts table's other columns ({', '.join(SAME_COLUMNS)}; best of "
           f"{repeat}): {same.wall:.1f} s (CPU {same.cpu:.1f} s), {same.wall / floor.wall:.2f}x the floor's "
           f"time; reduce against it: {mine.wall / same.wall:.2f}x (each round: {rounds})")  # fmt: skip
